@@ -1,0 +1,97 @@
+import { AUTH_BASE_PATH } from '@lockstep/contract';
+import { betterAuth } from 'better-auth';
+import { getMigrations } from 'better-auth/db/migration';
+import { admin, genericOAuth, jwt } from 'better-auth/plugins';
+import type pg from 'pg';
+import type { Config } from '../config';
+
+/** better-auth's admin role is Lockstep's staff role. */
+export const STAFF_ROLE = 'admin';
+export const JWT_ISSUER = 'lockstep';
+export const JWT_AUDIENCE = 'lockstep-rest';
+
+export type AuthHooks = {
+  /** Called once a user row exists: create the product record. */
+  onUserCreated: (user: { id: string; email: string }) => Promise<void>;
+};
+
+/** OIDC providers come from LOCKSTEP_OIDC_PROVIDERS=id1,id2 and LOCKSTEP_OIDC_<ID>_{ISSUER,CLIENT_ID,CLIENT_SECRET}. */
+function oidcProviders(config: Config, env: NodeJS.ProcessEnv) {
+  return config.oidcProviders.map((providerId) => {
+    const key = providerId.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_');
+    const issuer = env[`LOCKSTEP_OIDC_${key}_ISSUER`];
+    const clientId = env[`LOCKSTEP_OIDC_${key}_CLIENT_ID`];
+    const clientSecret = env[`LOCKSTEP_OIDC_${key}_CLIENT_SECRET`];
+    if (!issuer || !clientId || !clientSecret) {
+      throw new Error(
+        `OIDC provider "${providerId}" needs LOCKSTEP_OIDC_${key}_ISSUER, LOCKSTEP_OIDC_${key}_CLIENT_ID and LOCKSTEP_OIDC_${key}_CLIENT_SECRET.`,
+      );
+    }
+    return {
+      providerId,
+      clientId,
+      clientSecret,
+      discoveryUrl: `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`,
+      scopes: ['openid', 'email', 'profile'],
+      pkce: true,
+    };
+  });
+}
+
+export function createAuth(options: {
+  pool: pg.Pool;
+  config: Config;
+  secret: string;
+  hooks: AuthHooks;
+  env?: NodeJS.ProcessEnv;
+}) {
+  const { pool, config, secret, hooks } = options;
+  const providers = oidcProviders(config, options.env ?? process.env);
+  return betterAuth({
+    appName: 'Lockstep',
+    database: pool,
+    baseURL: config.publicUrl,
+    basePath: AUTH_BASE_PATH,
+    secret,
+    trustedOrigins: config.trustedOrigins,
+    telemetry: { enabled: false },
+    emailAndPassword: { enabled: true, minPasswordLength: 8, maxPasswordLength: 128, autoSignIn: true },
+    plugins: [
+      admin({ defaultRole: 'user', adminRoles: [STAFF_ROLE], impersonationSessionDuration: 60 * 60 }),
+      jwt({
+        jwt: {
+          issuer: JWT_ISSUER,
+          audience: JWT_AUDIENCE,
+          expirationTime: '5m',
+          // The REST API needs only who is asking and whether staff is acting as them.
+          definePayload: ({ user, session }) => ({
+            email: user.email,
+            role: user.role ?? 'user',
+            impersonatedBy: (session as { impersonatedBy?: string | null }).impersonatedBy ?? null,
+          }),
+        },
+      }),
+      ...(providers.length > 0 ? [genericOAuth({ config: providers })] : []),
+    ],
+    databaseHooks: {
+      user: {
+        create: {
+          before: async (user) => ({
+            data: { ...user, role: config.staffEmails.has(user.email.toLowerCase()) ? STAFF_ROLE : 'user' },
+          }),
+          after: async (user) => {
+            await hooks.onUserCreated({ id: user.id, email: user.email });
+          },
+        },
+      },
+    },
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+/** Creates or updates better-auth's tables (user, session, account, verification, jwks). */
+export async function migrateAuth(auth: Auth): Promise<void> {
+  const { runMigrations } = await getMigrations(auth.options);
+  await runMigrations();
+}

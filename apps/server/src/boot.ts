@@ -1,0 +1,68 @@
+import { createAuth, migrateAuth } from './auth/auth';
+import { createBearerVerifier } from './auth/verify-bearer';
+import type { Config } from './config';
+import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/database';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
+import type { AppContext } from './http/context';
+import { loadSecrets } from './secrets';
+import { ensureProfile, grantStaff } from './services/users';
+
+export type Booted = {
+  ctx: AppContext;
+  databaseUrl: string;
+  embedded: EmbeddedDatabase | null;
+  close: () => Promise<void>;
+};
+
+/**
+ * Everything a process of any role needs: the database (embedded unless DATABASE_URL is set),
+ * migrations, secrets, auth. Safe to run in several processes at once (migrations take a lock).
+ */
+export async function boot(config: Config, log: (line: string) => void = console.log): Promise<Booted> {
+  let embedded: EmbeddedDatabase | null = null;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    if (config.role !== 'all') {
+      throw new Error(
+        `--role=${config.role} needs DATABASE_URL: separate api and worker processes must share a PostgreSQL server.`,
+      );
+    }
+    embedded = await startEmbeddedPostgres(config.dataDir, log);
+    await ensureDatabase(embedded.url(), 'lockstep');
+    databaseUrl = embedded.url('lockstep');
+  }
+  try {
+    const secrets = await loadSecrets(config, log);
+    const pool = createPool(databaseUrl);
+    const db = createDb(pool);
+    const auth = createAuth({
+      pool,
+      config,
+      secret: secrets.authSecret,
+      hooks: { onUserCreated: (user) => ensureProfile(db, user) },
+    });
+    await migrateAuth(auth);
+    await migrateToLatest(db);
+    for (const email of config.staffEmails) await grantStaff(db, email);
+    const ctx: AppContext = {
+      config,
+      pool,
+      db,
+      auth,
+      verifyBearer: createBearerVerifier(auth),
+      intercomSecret: secrets.intercomSecret,
+    };
+    return {
+      ctx,
+      databaseUrl,
+      embedded,
+      close: async () => {
+        await db.destroy();
+        await embedded?.stop();
+      },
+    };
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,94 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+export const ROLES = ['api', 'worker', 'all'] as const;
+export type Role = (typeof ROLES)[number];
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().optional(),
+  LOCKSTEP_DATA_DIR: z.string().optional(),
+  LOCKSTEP_ENV: z.enum(['local', 'test', 'staging', 'production']).default('local'),
+  LOCKSTEP_PUBLIC_URL: z.string().url().optional(),
+  LOCKSTEP_TRUSTED_ORIGINS: z.string().default(''),
+  LOCKSTEP_STAFF_EMAILS: z.string().default(''),
+  LOCKSTEP_SECRET_KEY: z.string().optional(),
+  BETTER_AUTH_SECRET: z.string().optional(),
+  LOCKSTEP_SUPPORT_EMAIL: z.string().default('support@lockstep.dev'),
+  LOCKSTEP_PRICING_URL: z.string().default('https://lockstep.dev/pricing'),
+  LOCKSTEP_INTERCOM_SECRET: z.string().optional(),
+  LOCKSTEP_OIDC_PROVIDERS: z.string().default(''),
+  LOCKSTEP_WEB_DIST: z.string().optional(),
+  LOCKSTEP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  role: Role;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  environment: 'local' | 'test' | 'staging' | 'production';
+  publicUrl: string;
+  trustedOrigins: string[];
+  staffEmails: Set<string>;
+  secretKey: string | undefined;
+  authSecret: string | undefined;
+  supportEmail: string;
+  pricingUrl: string;
+  intercomSecret: string | undefined;
+  oidcProviders: string[];
+  webDist: string;
+  logLevel: string;
+};
+
+const repoRoot = path.resolve(import.meta.dirname, '../../..');
+
+/** Reads the configuration from the environment and the command line; every variable is in the README. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const roleArg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? 'all';
+  if (!(ROLES as readonly string[]).includes(roleArg)) {
+    throw new Error(`Unknown role "${roleArg}": use --role=api, --role=worker or --role=all.`);
+  }
+  const publicUrl = (e.LOCKSTEP_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  const trustedOrigins = [
+    publicUrl,
+    `http://localhost:${e.PORT}`,
+    `http://127.0.0.1:${e.PORT}`,
+    // The Vite dev server proxies to the API during development.
+    'http://localhost:5173',
+    ...e.LOCKSTEP_TRUSTED_ORIGINS.split(',').map((s) => s.trim()),
+  ].filter((s) => s !== '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    role: roleArg as Role,
+    databaseUrl: e.DATABASE_URL || undefined,
+    dataDir: path.resolve(e.LOCKSTEP_DATA_DIR ?? path.join(repoRoot, '.data')),
+    environment: e.LOCKSTEP_ENV,
+    publicUrl,
+    trustedOrigins: [...new Set(trustedOrigins)],
+    staffEmails: new Set(
+      e.LOCKSTEP_STAFF_EMAILS.split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+    secretKey: e.LOCKSTEP_SECRET_KEY,
+    authSecret: e.BETTER_AUTH_SECRET,
+    supportEmail: e.LOCKSTEP_SUPPORT_EMAIL,
+    pricingUrl: e.LOCKSTEP_PRICING_URL,
+    intercomSecret: e.LOCKSTEP_INTERCOM_SECRET,
+    oidcProviders: e.LOCKSTEP_OIDC_PROVIDERS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    webDist: path.resolve(e.LOCKSTEP_WEB_DIST ?? path.join(repoRoot, 'apps/web/dist')),
+    logLevel: e.LOCKSTEP_LOG_LEVEL,
+  };
+}

@@ -1,0 +1,45 @@
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { migrations } from './migrations/index';
+import type { Database } from './schema';
+
+// int8 and numeric come back as strings by default; counts are int8, and we want numbers for them.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+export type Db = Kysely<Database>;
+
+export function createPool(connectionString: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: 'lockstep' });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', (error: Error & { code?: string }) => {
+    // 57P01: the server is shutting down (Ctrl-C stops the embedded one alongside us).
+    if (error.code !== '57P01') console.error('PostgreSQL pool error:', error.message);
+  });
+  return pool;
+}
+
+export function createDb(pool: pg.Pool): Db {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function migrateToLatest(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? '');
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}
+
+/** Creates a database on the server behind `adminUrl` unless it exists. */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`create database "${name.replaceAll('"', '""')}"`);
+  } finally {
+    await client.end();
+  }
+}

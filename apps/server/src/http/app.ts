@@ -1,0 +1,110 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { registerRestRoutes } from '../routes/index';
+import { bearerGuard } from './bearer-guard';
+import type { AppContext } from './context';
+import { envelope, handleError } from './error-envelope';
+import { mountAuth } from './mount-auth';
+
+const API_PREFIXES = ['/rest', '/api', '/health'];
+
+/** The HTTP server: public routes, better-auth, /rest behind the Bearer guard, OpenAPI, and the web app. */
+export async function buildApp(ctx: AppContext) {
+  const app = Fastify({
+    logger: { level: ctx.config.logLevel },
+    bodyLimit: 1024 * 1024,
+    // Unknown query fields are refused by strict schemas; keep the query parser strict too.
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.decorateRequest('principal', null);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: 'Lockstep REST API',
+        version: '0.1.0',
+        description: 'Two-way data sync. Errors use one envelope.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
+
+  app.get('/health', { schema: { tags: ['public'], security: [] } }, async () => {
+    await ctx.pool.query('select 1');
+    return { status: 'ok' };
+  });
+  app.get('/api/hello', { schema: { tags: ['public'], security: [] } }, async () => ({
+    message: 'Hello from Lockstep',
+  }));
+  app.get(
+    '/api/config',
+    {
+      schema: {
+        tags: ['public'],
+        security: [],
+        response: {
+          200: z.object({
+            environment: z.enum(['local', 'test', 'staging', 'production']),
+            supportEmail: z.string(),
+            pricingUrl: z.string(),
+            oidcProviders: z.array(z.string()),
+          }),
+        },
+      },
+    },
+    async () => ({
+      environment: ctx.config.environment,
+      supportEmail: ctx.config.supportEmail,
+      pricingUrl: ctx.config.pricingUrl,
+      oidcProviders: ctx.config.oidcProviders,
+    }),
+  );
+  mountAuth(app, ctx.auth);
+
+  await app.register(
+    async (rest) => {
+      rest.addHook('onRequest', bearerGuard(ctx));
+      registerRestRoutes(rest.withTypeProvider<ZodTypeProvider>(), ctx);
+    },
+    { prefix: '/rest' },
+  );
+
+  const indexHtml = path.join(ctx.config.webDist, 'index.html');
+  const hasWeb = existsSync(indexHtml);
+  if (hasWeb) await app.register(fastifyStatic, { root: ctx.config.webDist, wildcard: false });
+
+  app.setNotFoundHandler((request, reply) => {
+    const urlPath = request.url.split('?')[0] ?? '/';
+    const isApi = API_PREFIXES.some((p) => urlPath === p || urlPath.startsWith(`${p}/`));
+    if (isApi || request.method !== 'GET') {
+      const message = `No route ${request.method} ${urlPath}`;
+      return reply
+        .status(404)
+        .send(envelope(404, urlPath, message, 'This address does not exist.', 'not_found'));
+    }
+    // The web app routes itself: every other GET gets its index.html.
+    if (hasWeb) return reply.type('text/html').sendFile('index.html');
+    return reply
+      .status(503)
+      .type('text/plain')
+      .send('The web app is not built. Run `npm start` (it builds it) or `npm run build:web`.');
+  });
+  return app;
+}

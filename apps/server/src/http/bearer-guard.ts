@@ -1,0 +1,36 @@
+import type { FastifyRequest } from 'fastify';
+import { toRole } from '../services/users';
+import type { AppContext } from './context';
+import { HttpError, unauthorized } from './http-error';
+
+/** Every /rest route needs a valid Bearer JWT of a user that still exists and is not banned. */
+export function bearerGuard(ctx: AppContext) {
+  return async (request: FastifyRequest) => {
+    const header = request.headers.authorization;
+    if (!header) throw unauthorized('Sign in to continue: this call needs an Authorization: Bearer token.');
+    const [scheme, token] = header.split(' ');
+    if (scheme?.toLowerCase() !== 'bearer' || !token) {
+      throw unauthorized('The Authorization header must be "Bearer <token>".');
+    }
+    let claims: Awaited<ReturnType<AppContext['verifyBearer']>>;
+    try {
+      claims = await ctx.verifyBearer(token);
+    } catch {
+      throw unauthorized('Your session token is invalid or has expired. Sign in again.');
+    }
+    // Read the role from the database, so a change of role or a deletion takes effect at once.
+    const user = await ctx.db
+      .selectFrom('user')
+      .select(['id', 'email', 'role', 'banned'])
+      .where('id', '=', claims.userId)
+      .executeTakeFirst();
+    if (!user) throw unauthorized('This account no longer exists.');
+    if (user.banned) throw new HttpError(403, 'Account banned', 'This account has been suspended.', 'banned');
+    request.principal = {
+      userId: user.id,
+      email: user.email,
+      staff: toRole(user.role) === 'staff',
+      impersonatedBy: claims.impersonatedBy,
+    };
+  };
+}

@@ -1,0 +1,57 @@
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import type { Auth } from '../auth/auth';
+import type { TokenClaims } from '../auth/verify-bearer';
+import type { Config } from '../config';
+import type { Db } from '../db/database';
+import { forbidden, unauthorized } from './http-error';
+
+export type AppContext = {
+  config: Config;
+  pool: pg.Pool;
+  db: Db;
+  auth: Auth;
+  verifyBearer: (token: string) => Promise<TokenClaims>;
+  intercomSecret: string;
+};
+
+export type Principal = { userId: string; email: string; staff: boolean; impersonatedBy: string | null };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export type RestApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+/** The signed-in principal; every /rest route has one, set by the Bearer guard. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw unauthorized();
+  return request.principal;
+}
+
+export function requireStaff(request: FastifyRequest): Principal {
+  const principal = principalOf(request);
+  if (!principal.staff) throw forbidden();
+  return principal;
+}
+
+/** A user may act on what they own; staff may act on anything. */
+export function canAccessOwner(principal: Principal, ownerId: string): boolean {
+  return principal.staff || principal.userId === ownerId;
+}

@@ -1,0 +1,20 @@
+import { PgBoss } from 'pg-boss';
+import type { Db } from '../db/database';
+import { registerJobs } from './index';
+
+export type Queue = PgBoss;
+
+/**
+ * The job queue: pg-boss on the same PostgreSQL. Every role can send jobs; only worker processes
+ * (--role=worker or all) run them, so api processes scale separately from workers.
+ */
+export async function startQueue(
+  connectionString: string,
+  options: { db: Db; runWorkers: boolean; log: (line: string) => void },
+): Promise<Queue> {
+  const boss = new PgBoss({ connectionString, schema: 'pgboss', application_name: 'lockstep-queue' });
+  boss.on('error', (error: Error) => options.log(`job queue error: ${error.message}`));
+  await boss.start();
+  await registerJobs(boss, { db: options.db, runWorkers: options.runWorkers });
+  return boss;
+}

@@ -1,0 +1,12 @@
+import { type RestApp, requireStaff } from '../../http/context';
+
+export function forceError(app: RestApp) {
+  app.get(
+    '/debug/error',
+    { schema: { tags: ['debug'], summary: 'Forces an unexpected error, to test error handling (staff)' } },
+    async (request) => {
+      requireStaff(request);
+      throw new Error('Forced error from GET /rest/debug/error');
+    },
+  );
+}

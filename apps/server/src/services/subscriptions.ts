@@ -1,0 +1,81 @@
+import {
+  type LimitData,
+  NO_PLAN_DISPLAY_NAME,
+  PLAN_TIERS,
+  type Subscription,
+  tierOfProductType,
+} from '@lockstep/contract';
+import type { Db } from '../db/database';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const NO_SUBSCRIPTION: Subscription = {
+  status: 'none',
+  daysRemaining: null,
+  planDisplayName: NO_PLAN_DISPLAY_NAME,
+  productType: null,
+};
+
+/** The user's current subscription: the latest one, expired when its end has passed or it was canceled. */
+export async function subscriptionOf(db: Db, userId: string, now = new Date()): Promise<Subscription> {
+  const row = await db
+    .selectFrom('subscription')
+    .select(['product_type', 'status', 'expires_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return NO_SUBSCRIPTION;
+  const tier = tierOfProductType(row.product_type);
+  // A product type we no longer know gives no limits, so it cannot grant anything.
+  if (!tier) return NO_SUBSCRIPTION;
+  const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
+  const expired = row.status === 'canceled' || (expiresAt !== null && expiresAt.getTime() <= now.getTime());
+  return {
+    status: expired ? 'expired' : row.status === 'trialing' ? 'trialing' : 'active',
+    daysRemaining: expiresAt ? Math.max(0, Math.ceil((expiresAt.getTime() - now.getTime()) / DAY_MS)) : null,
+    planDisplayName: PLAN_TIERS[tier].displayName,
+    productType: row.product_type,
+  };
+}
+
+/** Limits of a subscription: none and expired have limits of 0 (spec section 4). */
+export function limitsOf(subscription: Subscription): Pick<LimitData, 'baseLimit' | 'recordLimit'> {
+  const tier = subscription.productType ? tierOfProductType(subscription.productType) : null;
+  if (subscription.status === 'none' || subscription.status === 'expired' || !tier) {
+    return { baseLimit: 0, recordLimit: 0 };
+  }
+  return { baseLimit: PLAN_TIERS[tier].baseLimit, recordLimit: PLAN_TIERS[tier].recordLimit };
+}
+
+/** Usage and limits; each synced record (a core meta record) counts once. */
+export async function limitDataOf(db: Db, userId: string, subscription?: Subscription): Promise<LimitData> {
+  const sub = subscription ?? (await subscriptionOf(db, userId));
+  const [bases, records] = await Promise.all([
+    db
+      .selectFrom('core_base')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('core_meta_record')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { baseCount: Number(bases.n), recordCount: Number(records.n), ...limitsOf(sub) };
+}
+
+/** Gives a user a plan from now on; `days` null means it runs until changed. */
+export async function assignPlan(
+  db: Db,
+  userId: string,
+  productType: string,
+  options: { days: number | null; status: 'active' | 'trialing' },
+): Promise<void> {
+  const expiresAt = options.days === null ? null : new Date(Date.now() + options.days * DAY_MS);
+  await db
+    .insertInto('subscription')
+    .values({ user_id: userId, product_type: productType, status: options.status, expires_at: expiresAt })
+    .execute();
+}
