@@ -1,4 +1,5 @@
 export * from './constants';
+export * from './core-bases';
 export * from './errors';
 export * from './plan-rules';
 export * from './plans';

@@ -10,7 +10,7 @@ export function isRecordLimitReached(limits: LimitData): boolean {
   return limits.recordCount >= limits.recordLimit;
 }
 
-export type SyncAction = 'create' | 'activate' | 'retry';
+export type PlanGatedAction = 'create' | 'activate' | 'retry';
 export type Permission = { allowed: true } | { allowed: false; reason: string };
 
 /**
@@ -18,7 +18,7 @@ export type Permission = { allowed: true } | { allowed: false; reason: string };
  * retrying syncs; creating also needs room under the base limit, activating and retrying under the record limit.
  */
 export function syncPermission(
-  action: SyncAction,
+  action: PlanGatedAction,
   subscription: Subscription | null,
   limits: LimitData | null,
 ): Permission {

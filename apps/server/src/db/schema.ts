@@ -51,16 +51,160 @@ export type CoreBaseTable = {
   sync_state: Generated<'on' | 'off'>;
   config_extras: Json<Record<string, unknown>>;
   last_sync_time: Timestamp | null;
+  sync_state_changed_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
+
+export type Side = 'left' | 'right';
+export type SyncDirection = 'both' | 'left_to_right' | 'right_to_left';
 
 /** One synced record of a core base (both sides' rows linked as one); counted once for plan limits. */
 export type CoreMetaRecordTable = {
   id: Generated<string>;
   core_base_id: string;
   owner_id: string;
+  table_mapping_id: string | null;
+  left_remote_id: string | null;
+  right_remote_id: string | null;
+  shadow: Json<Record<string, unknown>>;
+  shadow_version: Generated<number>;
+  sync_disabled: Generated<boolean>;
   created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ExternalConnectionTable = {
+  id: Generated<string>;
+  owner_id: string;
+  type: string;
+  name: string;
+  secrets: string;
+  status: Generated<'ok' | 'broken'>;
+  broken_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ExternalBaseTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  external_connection_id: string | null;
+  type: string;
+  name: string;
+  remote_id: string;
+  side: Side;
+  extras: Json<Record<string, unknown>>;
+  webhooks_enabled: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ExternalTableTable = {
+  id: Generated<string>;
+  owner_id: string;
+  external_base_id: string;
+  remote_id: string;
+  name: string;
+  extras: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ExternalColumnTable = {
+  id: Generated<string>;
+  owner_id: string;
+  external_table_id: string;
+  remote_id: string;
+  name: string;
+  field_type: string;
+  read_only: Generated<boolean>;
+  options: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type TableMappingTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  left_table_id: string;
+  right_table_id: string;
+  sync_direction: Generated<SyncDirection>;
+  filter: Json<unknown> | null;
+  match_on_field_id: string | null;
+  match_on_secondary_field_id: string | null;
+  conflict_winner_side: Generated<Side>;
+  conflict_review: Generated<boolean>;
+  delete_protection: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ColumnMappingTable = {
+  id: Generated<string>;
+  owner_id: string;
+  table_mapping_id: string;
+  left_column_id: string;
+  right_column_id: string;
+  sync_direction: Generated<SyncDirection>;
+  owner_side: Side | null;
+};
+
+export type SyncLogTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  trigger: string;
+  status: Generated<'running' | 'done' | 'failed' | 'cancelled'>;
+  counts: Json<Record<string, number>>;
+  error: string | null;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+};
+
+export type SyncErrorTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  core_meta_record_id: string | null;
+  external_connection_id: string | null;
+  side: Side | null;
+  remote_id: string | null;
+  code: string;
+  message: string;
+  user_facing_message: string;
+  details: Json<Record<string, unknown>>;
+  status: Generated<'open' | 'retrying' | 'resolved'>;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ProgressTrackerTable = {
+  id: Generated<string>;
+  owner_id: string;
+  kind: string;
+  status: Generated<'PENDING' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED'>;
+  done: Generated<number>;
+  total: number | null;
+  message: string | null;
+  result: Json<unknown> | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type SyncPreviewTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  status: Generated<string>;
+  core_table_ids: Json<string[]>;
+  tracking_id: string | null;
+  summary: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 };
 
 export type Database = {
@@ -71,4 +215,14 @@ export type Database = {
   subscription: SubscriptionTable;
   core_base: CoreBaseTable;
   core_meta_record: CoreMetaRecordTable;
+  external_connection: ExternalConnectionTable;
+  external_base: ExternalBaseTable;
+  external_table: ExternalTableTable;
+  external_column: ExternalColumnTable;
+  table_mapping: TableMappingTable;
+  column_mapping: ColumnMappingTable;
+  sync_log: SyncLogTable;
+  sync_error: SyncErrorTable;
+  progress_tracker: ProgressTrackerTable;
+  sync_preview: SyncPreviewTable;
 };

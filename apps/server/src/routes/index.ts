@@ -1,4 +1,12 @@
 import type { AppContext, RestApp } from '../http/context';
+import { createCoreBase } from './core-bases/create-core-base';
+import { deleteCoreBase } from './core-bases/delete-core-base';
+import { getCoreBase } from './core-bases/get-core-base';
+import { getSyncDisabledRecords } from './core-bases/get-sync-disabled-records';
+import { getSyncStatus } from './core-bases/get-sync-status';
+import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
+import { listCoreBases } from './core-bases/list-core-bases';
+import { patchCoreBase } from './core-bases/patch-core-base';
 import { forceError } from './debug/force-error';
 import { assignPlan } from './users/assign-plan';
 import { choosePlan } from './users/choose-plan';
@@ -23,6 +31,14 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     putUserFlags,
     getKnownFlags,
     forceError,
+    createCoreBase,
+    listCoreBases,
+    getSyncStatusBatch,
+    getCoreBase,
+    patchCoreBase,
+    deleteCoreBase,
+    getSyncStatus,
+    getSyncDisabledRecords,
   ]) {
     register(app, ctx);
   }

@@ -1,0 +1,72 @@
+import { CoreBase, CoreBaseListFilter, DetailLevel, Paged, PageQuery } from '@lockstep/contract';
+import { z } from 'zod';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { HttpError } from '../../http/http-error';
+import { toCoreBase } from '../../services/core-bases';
+
+const ListQuery = PageQuery.extend({
+  detailLevel: DetailLevel.default('basic'),
+  filter: z.string().max(2000).optional(),
+});
+
+function parseFilter(raw: string | undefined) {
+  if (!raw) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HttpError(
+      400,
+      'filter is not JSON',
+      'The filter must be JSON, for example {"syncState":"on"}.',
+      'validation',
+    );
+  }
+  const parsed = CoreBaseListFilter.safeParse(json);
+  if (!parsed.success) {
+    throw new HttpError(
+      400,
+      'Invalid filter',
+      parsed.error.issues.map((i) => `filter${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`),
+      'validation',
+    );
+  }
+  return parsed.data;
+}
+
+export function listCoreBases(app: RestApp, ctx: AppContext) {
+  app.get(
+    '/core-bases',
+    {
+      schema: {
+        tags: ['core-bases'],
+        summary: "The signed-in user's syncs, pinned first, then the most recently changed",
+        querystring: ListQuery,
+        response: { 200: Paged(CoreBase) },
+      },
+    },
+    async (request) => {
+      const { userId } = principalOf(request);
+      const { skip, take, detailLevel } = request.query;
+      const filter = parseFilter(request.query.filter);
+      let q = ctx.db.selectFrom('core_base').where('owner_id', '=', userId);
+      if (filter.name)
+        q = q.where('name', 'ilike', `%${filter.name.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (filter.syncState) q = q.where('sync_state', '=', filter.syncState);
+      if (filter.pinned !== undefined) q = q.where('pinned', '=', filter.pinned);
+      const [rows, total] = await Promise.all([
+        q
+          .selectAll()
+          .orderBy('pinned', 'desc')
+          .orderBy('updated_at', 'desc')
+          .orderBy('id')
+          .offset(skip)
+          .limit(take)
+          .execute(),
+        q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      const items = await Promise.all(rows.map((r) => toCoreBase(ctx.db, r, detailLevel)));
+      return { items, total: Number(total.n), skip, take };
+    },
+  );
+}

@@ -1,0 +1,51 @@
+import { CoreBase, PatchCoreBaseBody } from '@lockstep/contract';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { findCoreBase, toCoreBase } from '../../services/core-bases';
+import { assertPlanAllows } from '../../services/plan-guard';
+import { replaceTableMappings } from '../../services/table-mappings';
+import { CoreBaseIdParams, DetailQuery } from './params';
+
+export function patchCoreBase(app: RestApp, ctx: AppContext) {
+  app.patch(
+    '/core-bases/:id',
+    {
+      schema: {
+        tags: ['core-bases'],
+        summary: 'Change a sync: name, pinned, on/off, config extras, table and field mappings',
+        params: CoreBaseIdParams,
+        querystring: DetailQuery,
+        body: PatchCoreBaseBody,
+        response: { 200: CoreBase },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const row = await findCoreBase(ctx.db, principal, request.params.id);
+      const { syncState, name, pinned, configExtras, mappings } = request.body;
+      // Switching on counts as activating: an expired plan or a full record limit refuses it.
+      if (syncState === 'on' && row.sync_state === 'off')
+        await assertPlanAllows(ctx.db, row.owner_id, 'activate');
+      if (mappings) await replaceTableMappings(ctx.db, row, mappings.tableMappings);
+      const updated = await ctx.db
+        .updateTable('core_base')
+        .set({
+          ...(name === undefined ? {} : { name }),
+          ...(pinned === undefined ? {} : { pinned }),
+          ...(configExtras === undefined ? {} : { config_extras: JSON.stringify(configExtras) }),
+          ...(syncState === undefined || syncState === row.sync_state
+            ? {}
+            : { sync_state: syncState, sync_state_changed_at: new Date() }),
+          updated_at: new Date(),
+        })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toCoreBase(
+        ctx.db,
+        updated,
+        request.query.detailLevel,
+        request.query.fullDebug && principal.staff,
+      );
+    },
+  );
+}

@@ -1,0 +1,245 @@
+import type { CoreBase, SyncLabel, SyncStatus } from '@lockstep/contract';
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database';
+import type { CoreBaseTable, ExternalBaseTable } from '../db/schema';
+import { canAccessOwner, type Principal } from '../http/context';
+import { notFound } from '../http/http-error';
+
+export type CoreBaseRow = Selectable<CoreBaseTable>;
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** A core base the principal may see; someone else's is indistinguishable from a missing one (404). */
+export async function findCoreBase(db: Db, principal: Principal, id: string): Promise<CoreBaseRow> {
+  const row = await db.selectFrom('core_base').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Sync');
+  return row;
+}
+
+async function externalBasesOf(db: Db, coreBaseId: string, withSchema: boolean) {
+  const bases = await db
+    .selectFrom('external_base')
+    .selectAll()
+    .where('core_base_id', '=', coreBaseId)
+    .execute();
+  const tables =
+    withSchema && bases.length > 0
+      ? await db
+          .selectFrom('external_table')
+          .selectAll()
+          .where(
+            'external_base_id',
+            'in',
+            bases.map((b) => b.id),
+          )
+          .orderBy('name')
+          .execute()
+      : [];
+  const columns =
+    tables.length > 0
+      ? await db
+          .selectFrom('external_column')
+          .selectAll()
+          .where(
+            'external_table_id',
+            'in',
+            tables.map((t) => t.id),
+          )
+          .orderBy('name')
+          .execute()
+      : [];
+  const toBase = (b: Selectable<ExternalBaseTable>) => ({
+    id: b.id,
+    type: b.type,
+    name: b.name,
+    remoteId: b.remote_id,
+    coreBaseId: b.core_base_id,
+    externalConnectionId: b.external_connection_id,
+    side: b.side,
+    extras: b.extras,
+    webhooksEnabled: b.webhooks_enabled,
+    connectorInfo: { connectorType: b.type },
+    externalTables: tables
+      .filter((t) => t.external_base_id === b.id)
+      .map((t) => ({
+        id: t.id,
+        remoteId: t.remote_id,
+        name: t.name,
+        externalColumns: columns
+          .filter((c) => c.external_table_id === t.id)
+          .map((c) => ({
+            id: c.id,
+            remoteId: c.remote_id,
+            name: c.name,
+            fieldType: c.field_type,
+            readOnly: c.read_only,
+            options: c.options,
+          })),
+      })),
+  });
+  return {
+    left: bases.find((b) => b.side === 'left'),
+    right: bases.find((b) => b.side === 'right'),
+    toBase,
+  };
+}
+
+async function tableMappingsOf(db: Db, coreBaseId: string) {
+  const mappings = await db
+    .selectFrom('table_mapping')
+    .selectAll()
+    .where('core_base_id', '=', coreBaseId)
+    .orderBy('created_at')
+    .execute();
+  const columns =
+    mappings.length > 0
+      ? await db
+          .selectFrom('column_mapping')
+          .selectAll()
+          .where(
+            'table_mapping_id',
+            'in',
+            mappings.map((m) => m.id),
+          )
+          .execute()
+      : [];
+  return mappings.map((m) => ({
+    id: m.id,
+    leftTableId: m.left_table_id,
+    rightTableId: m.right_table_id,
+    syncDirection: m.sync_direction,
+    filter: m.filter ?? null,
+    createdAt: iso(m.created_at) as string,
+    updatedAt: iso(m.updated_at) as string,
+    matchOnFieldId: m.match_on_field_id,
+    matchOnSecondaryFieldId: m.match_on_secondary_field_id,
+    conflictWinnerSide: m.conflict_winner_side,
+    conflictReview: m.conflict_review,
+    deleteProtection: m.delete_protection,
+    columnMappings: columns
+      .filter((c) => c.table_mapping_id === m.id)
+      .map((c) => ({
+        id: c.id,
+        leftColumnId: c.left_column_id,
+        rightColumnId: c.right_column_id,
+        syncDirection: c.sync_direction,
+        ownerSide: c.owner_side,
+      })),
+  }));
+}
+
+/** The core base as the API shows it; fullBaseSchema adds each side's tables and columns. */
+export async function toCoreBase(
+  db: Db,
+  row: CoreBaseRow,
+  detailLevel: 'basic' | 'fullBaseSchema',
+  fullDebug = false,
+): Promise<CoreBase> {
+  const [bases, tableMappings] = await Promise.all([
+    externalBasesOf(db, row.id, detailLevel === 'fullBaseSchema'),
+    tableMappingsOf(db, row.id),
+  ]);
+  const base: CoreBase = {
+    id: row.id,
+    name: row.name,
+    pinned: row.pinned,
+    syncState: row.sync_state,
+    mappings: { tableMappings },
+    configExtras: row.config_extras,
+    lastSyncTime: iso(row.last_sync_time),
+    createdAt: iso(row.created_at) as string,
+    updatedAt: iso(row.updated_at) as string,
+    leftExternalBase: bases.left ? bases.toBase(bases.left) : null,
+    rightExternalBase: bases.right ? bases.toBase(bases.right) : null,
+  };
+  if (fullDebug) {
+    const [records, runs] = await Promise.all([
+      db
+        .selectFrom('core_meta_record')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('core_base_id', '=', row.id)
+        .executeTakeFirstOrThrow(),
+      db
+        .selectFrom('sync_log')
+        .select(['id', 'status', 'trigger', 'started_at', 'finished_at'])
+        .where('core_base_id', '=', row.id)
+        .orderBy('started_at', 'desc')
+        .limit(5)
+        .execute(),
+    ]);
+    base.debug = { ownerId: row.owner_id, linkedRecords: Number(records.n), recentRuns: runs };
+  }
+  return base;
+}
+
+/**
+ * Spec section 4's labels, derived from the data (never stored): off is Disabled; on with no run
+ * since it was switched on is Starting up; a run in progress is Initial sync until one run has
+ * completed, then Syncing changes; otherwise Active.
+ */
+export function labelOf(input: {
+  syncState: 'on' | 'off';
+  running: boolean;
+  everCompleted: boolean;
+  lastRunStartedAt: Date | null;
+  switchedOnAt: Date | null;
+}): SyncLabel {
+  if (input.syncState === 'off') return 'Disabled';
+  if (input.running) return input.everCompleted ? 'Syncing changes' : 'Initial sync';
+  const ranSinceSwitchOn =
+    input.lastRunStartedAt !== null &&
+    (input.switchedOnAt === null || input.lastRunStartedAt.getTime() >= input.switchedOnAt.getTime());
+  if (!ranSinceSwitchOn) return 'Starting up';
+  return input.everCompleted ? 'Active' : 'Initial sync';
+}
+
+export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncStatus[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [runs, issues, mappings] = await Promise.all([
+    db
+      .selectFrom('sync_log')
+      .select((eb) => [
+        'core_base_id',
+        eb.fn.max('started_at').as('last_started'),
+        eb.fn.countAll<number>().filterWhere('status', '=', 'running').as('running'),
+        eb.fn.countAll<number>().filterWhere('status', '=', 'done').as('done'),
+      ])
+      .where('core_base_id', 'in', ids)
+      .groupBy('core_base_id')
+      .execute(),
+    db
+      .selectFrom('sync_error')
+      .select((eb) => ['core_base_id', eb.fn.countAll<number>().as('n')])
+      .where('core_base_id', 'in', ids)
+      .where('status', '!=', 'resolved')
+      .groupBy('core_base_id')
+      .execute(),
+    db
+      .selectFrom('table_mapping')
+      .select((eb) => ['core_base_id', eb.fn.countAll<number>().as('n')])
+      .where('core_base_id', 'in', ids)
+      .groupBy('core_base_id')
+      .execute(),
+  ]);
+  return rows.map((row) => {
+    const run = runs.find((r) => r.core_base_id === row.id);
+    const running = Number(run?.running ?? 0) > 0;
+    const hasMappings = Number(mappings.find((m) => m.core_base_id === row.id)?.n ?? 0) > 0;
+    return {
+      coreBaseId: row.id,
+      syncState: row.sync_state,
+      syncAction: row.sync_state === 'on' && hasMappings ? 'sync' : 'do_nothing',
+      label: labelOf({
+        syncState: row.sync_state,
+        running,
+        everCompleted: Number(run?.done ?? 0) > 0,
+        lastRunStartedAt: run?.last_started ? new Date(run.last_started as Date) : null,
+        switchedOnAt: row.sync_state_changed_at ? new Date(row.sync_state_changed_at) : null,
+      }),
+      lastSyncTime: iso(row.last_sync_time),
+      running,
+      openIssues: Number(issues.find((i) => i.core_base_id === row.id)?.n ?? 0),
+    };
+  });
+}

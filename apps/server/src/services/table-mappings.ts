@@ -1,0 +1,136 @@
+import type { TableMappingInput } from '@lockstep/contract';
+import type { z } from 'zod';
+import type { Db } from '../db/database';
+import { HttpError } from '../http/http-error';
+import type { CoreBaseRow } from './core-bases';
+
+type Input = z.infer<typeof TableMappingInput>;
+
+const invalid = (problems: string[]) => new HttpError(400, 'Invalid table mappings', problems, 'validation');
+
+/**
+ * Replaces the table mappings of a core base in one transaction. Every table and column must belong
+ * to this sync's own left and right bases (so another user's ids are refused), and each match field
+ * must be one of the mapped left columns. Existing mappings keep their ids and their record links.
+ */
+export async function replaceTableMappings(db: Db, coreBase: CoreBaseRow, inputs: Input[]): Promise<void> {
+  const bases = await db
+    .selectFrom('external_base')
+    .select(['id', 'side'])
+    .where('core_base_id', '=', coreBase.id)
+    .execute();
+  const baseSide = new Map(bases.map((b) => [b.id, b.side]));
+  const tableIds = inputs.flatMap((m) => [m.leftTableId, m.rightTableId]);
+  const tables = tableIds.length
+    ? await db
+        .selectFrom('external_table')
+        .select(['id', 'external_base_id', 'name'])
+        .where('id', 'in', tableIds)
+        .execute()
+    : [];
+  const tableSide = new Map(tables.map((t) => [t.id, baseSide.get(t.external_base_id)]));
+  const columnIds = inputs.flatMap((m) => m.columnMappings.flatMap((c) => [c.leftColumnId, c.rightColumnId]));
+  const columns = columnIds.length
+    ? await db
+        .selectFrom('external_column')
+        .select(['id', 'external_table_id', 'name', 'read_only'])
+        .where('id', 'in', columnIds)
+        .execute()
+    : [];
+  const columnById = new Map(columns.map((c) => [c.id, c]));
+
+  const problems: string[] = [];
+  const existing = await db
+    .selectFrom('table_mapping')
+    .select('id')
+    .where('core_base_id', '=', coreBase.id)
+    .execute();
+  const existingIds = new Set(existing.map((e) => e.id));
+  inputs.forEach((m, i) => {
+    const where = `tableMappings[${i}]`;
+    if (m.id && !existingIds.has(m.id)) problems.push(`${where}.id: no such table mapping in this sync.`);
+    if (tableSide.get(m.leftTableId) !== 'left')
+      problems.push(`${where}.leftTableId: not a table of this sync's left app.`);
+    if (tableSide.get(m.rightTableId) !== 'right') {
+      problems.push(`${where}.rightTableId: not a table of this sync's right app.`);
+    }
+    const seen = new Set<string>();
+    m.columnMappings.forEach((c, j) => {
+      const at = `${where}.columnMappings[${j}]`;
+      if (columnById.get(c.leftColumnId)?.external_table_id !== m.leftTableId) {
+        problems.push(`${at}.leftColumnId: not a field of the left table.`);
+      }
+      if (columnById.get(c.rightColumnId)?.external_table_id !== m.rightTableId) {
+        problems.push(`${at}.rightColumnId: not a field of the right table.`);
+      }
+      if (seen.has(c.rightColumnId)) problems.push(`${at}.rightColumnId: this field is already mapped.`);
+      seen.add(c.rightColumnId);
+      // A read-only field (formula, rollup, computed) can only be a source: the direction follows.
+      const leftRo = columnById.get(c.leftColumnId)?.read_only === true;
+      const rightRo = columnById.get(c.rightColumnId)?.read_only === true;
+      if (leftRo && rightRo)
+        problems.push(`${at}: both fields are read-only, so nothing can sync between them.`);
+      else if (leftRo) c.syncDirection = 'left_to_right';
+      else if (rightRo) c.syncDirection = 'right_to_left';
+    });
+    const mappedLeft = new Set(m.columnMappings.map((c) => c.leftColumnId));
+    for (const key of ['matchOnFieldId', 'matchOnSecondaryFieldId'] as const) {
+      const v = m[key];
+      if (v && !mappedLeft.has(v)) problems.push(`${where}.${key}: must be one of the mapped left fields.`);
+    }
+  });
+  if (problems.length > 0) throw invalid(problems);
+
+  await db.transaction().execute(async (trx) => {
+    const keep = inputs.map((m) => m.id).filter((id): id is string => Boolean(id));
+    let del = trx.deleteFrom('table_mapping').where('core_base_id', '=', coreBase.id);
+    if (keep.length > 0) del = del.where('id', 'not in', keep);
+    await del.execute();
+    for (const m of inputs) {
+      const values = {
+        left_table_id: m.leftTableId,
+        right_table_id: m.rightTableId,
+        sync_direction: m.syncDirection,
+        filter: m.filter === null || m.filter === undefined ? null : JSON.stringify(m.filter),
+        match_on_field_id: m.matchOnFieldId ?? null,
+        match_on_secondary_field_id: m.matchOnSecondaryFieldId ?? null,
+        ...(m.conflictWinnerSide ? { conflict_winner_side: m.conflictWinnerSide } : {}),
+        ...(m.conflictReview === undefined ? {} : { conflict_review: m.conflictReview }),
+        ...(m.deleteProtection === undefined ? {} : { delete_protection: m.deleteProtection }),
+        updated_at: new Date(),
+      };
+      const id = m.id
+        ? (
+            await trx
+              .updateTable('table_mapping')
+              .set(values)
+              .where('id', '=', m.id)
+              .returning('id')
+              .executeTakeFirstOrThrow()
+          ).id
+        : (
+            await trx
+              .insertInto('table_mapping')
+              .values({ ...values, owner_id: coreBase.owner_id, core_base_id: coreBase.id })
+              .returning('id')
+              .executeTakeFirstOrThrow()
+          ).id;
+      await trx.deleteFrom('column_mapping').where('table_mapping_id', '=', id).execute();
+      if (m.columnMappings.length > 0) {
+        await trx
+          .insertInto('column_mapping')
+          .values(
+            m.columnMappings.map((c) => ({
+              owner_id: coreBase.owner_id,
+              table_mapping_id: id,
+              left_column_id: c.leftColumnId,
+              right_column_id: c.rightColumnId,
+              sync_direction: c.syncDirection,
+              owner_side: c.ownerSide,
+            })),
+          )
+          .execute();
+      }
+    }
+  });
+}

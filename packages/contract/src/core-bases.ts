@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { DEFAULT_SYNC_NAME } from './constants';
+
+export const Side = z.enum(['left', 'right']);
+export type Side = z.infer<typeof Side>;
+export const SyncDirection = z.enum(['both', 'left_to_right', 'right_to_left']);
+export type SyncDirection = z.infer<typeof SyncDirection>;
+export const SyncState = z.enum(['on', 'off']);
+export const SyncAction = z.enum(['sync', 'do_nothing']);
+export const SyncLabel = z.enum(['Syncing changes', 'Starting up', 'Active', 'Disabled', 'Initial sync']);
+export type SyncLabel = z.infer<typeof SyncLabel>;
+export const DetailLevel = z.enum(['basic', 'fullBaseSchema']);
+
+export const ExternalColumn = z.object({
+  id: z.string(),
+  remoteId: z.string(),
+  name: z.string(),
+  fieldType: z.string(),
+  readOnly: z.boolean(),
+  options: z.record(z.string(), z.unknown()),
+});
+export const ExternalTable = z.object({
+  id: z.string(),
+  remoteId: z.string(),
+  name: z.string(),
+  externalColumns: z.array(ExternalColumn),
+});
+export const ExternalBase = z.object({
+  id: z.string(),
+  type: z.string(),
+  name: z.string(),
+  remoteId: z.string(),
+  coreBaseId: z.string(),
+  externalConnectionId: z.string().nullable(),
+  side: Side,
+  extras: z.record(z.string(), z.unknown()),
+  webhooksEnabled: z.boolean(),
+  connectorInfo: z.object({ connectorType: z.string() }),
+  externalTables: z.array(ExternalTable),
+});
+export type ExternalBase = z.infer<typeof ExternalBase>;
+
+export const ColumnMapping = z.object({
+  id: z.string().optional(),
+  leftColumnId: z.string(),
+  rightColumnId: z.string(),
+  syncDirection: SyncDirection,
+  ownerSide: Side.nullable().optional(),
+});
+export const TableMapping = z.object({
+  id: z.string(),
+  leftTableId: z.string(),
+  rightTableId: z.string(),
+  syncDirection: SyncDirection,
+  filter: z.unknown().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  columnMappings: z.array(ColumnMapping),
+  matchOnFieldId: z.string().nullable(),
+  matchOnSecondaryFieldId: z.string().nullable(),
+  conflictWinnerSide: Side,
+  conflictReview: z.boolean(),
+  deleteProtection: z.boolean(),
+});
+export type TableMapping = z.infer<typeof TableMapping>;
+
+export const CoreBase = z.object({
+  id: z.string(),
+  name: z.string(),
+  pinned: z.boolean(),
+  syncState: SyncState,
+  mappings: z.object({ tableMappings: z.array(TableMapping) }),
+  configExtras: z.record(z.string(), z.unknown()),
+  lastSyncTime: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  leftExternalBase: ExternalBase.nullable(),
+  rightExternalBase: ExternalBase.nullable(),
+  debug: z.record(z.string(), z.unknown()).optional(),
+});
+export type CoreBase = z.infer<typeof CoreBase>;
+
+export const CreateCoreBaseBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).default(DEFAULT_SYNC_NAME),
+});
+
+/** A table mapping as the client sends it: an id keeps an existing mapping, none creates one. */
+export const TableMappingInput = z.strictObject({
+  id: z.string().uuid().optional(),
+  leftTableId: z.string().uuid(),
+  rightTableId: z.string().uuid(),
+  syncDirection: SyncDirection.default('both'),
+  filter: z.unknown().nullable().default(null),
+  matchOnFieldId: z.string().uuid().nullable().optional(),
+  matchOnSecondaryFieldId: z.string().uuid().nullable().optional(),
+  conflictWinnerSide: Side.optional(),
+  conflictReview: z.boolean().optional(),
+  deleteProtection: z.boolean().optional(),
+  columnMappings: z
+    .array(
+      z.strictObject({
+        leftColumnId: z.string().uuid(),
+        rightColumnId: z.string().uuid(),
+        syncDirection: SyncDirection.default('both'),
+        ownerSide: Side.nullable().default(null),
+      }),
+    )
+    .max(500)
+    .default([]),
+});
+
+export const PatchCoreBaseBody = z.strictObject({
+  syncState: SyncState.optional(),
+  name: z.string().trim().min(1).max(200).optional(),
+  pinned: z.boolean().optional(),
+  configExtras: z.record(z.string(), z.unknown()).optional(),
+  mappings: z.strictObject({ tableMappings: z.array(TableMappingInput).max(100) }).optional(),
+});
+
+export const CoreBaseListFilter = z.strictObject({
+  name: z.string().max(200).optional(),
+  syncState: SyncState.optional(),
+  pinned: z.boolean().optional(),
+});
+
+export const SyncStatus = z.object({
+  coreBaseId: z.string(),
+  syncState: SyncState,
+  syncAction: SyncAction,
+  label: SyncLabel,
+  lastSyncTime: z.string().nullable(),
+  running: z.boolean(),
+  openIssues: z.number().int(),
+});
+export type SyncStatus = z.infer<typeof SyncStatus>;
