@@ -3,4 +3,5 @@ export * from './core-bases';
 export * from './errors';
 export * from './plan-rules';
 export * from './plans';
+export * from './runs';
 export * from './users';

@@ -164,6 +164,31 @@ export type SyncLogTable = {
   finished_at: Timestamp | null;
 };
 
+export type SyncLogEntryTable = {
+  id: Generated<string>;
+  owner_id: string;
+  sync_log_id: string;
+  core_base_id: string;
+  core_meta_record_id: string | null;
+  side: Side;
+  operation: 'create' | 'update' | 'delete';
+  remote_id: string | null;
+  before: Json<unknown> | null;
+  after: Json<unknown> | null;
+  created_at: Timestamp;
+};
+
+export type TraceLogTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  trace_id: string;
+  parent_id: string | null;
+  event: string;
+  data: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+};
+
 export type SyncErrorTable = {
   id: Generated<string>;
   owner_id: string;
@@ -223,6 +248,8 @@ export type Database = {
   column_mapping: ColumnMappingTable;
   sync_log: SyncLogTable;
   sync_error: SyncErrorTable;
+  sync_log_entry: SyncLogEntryTable;
+  trace_log: TraceLogTable;
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
 };

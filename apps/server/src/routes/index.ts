@@ -8,6 +8,15 @@ import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
 import { forceError } from './debug/force-error';
+import { cancelProgress } from './progress/cancel-progress';
+import { getProgress } from './progress/get-progress';
+import { getSyncError } from './sync-errors/get-sync-error';
+import { listSyncErrors } from './sync-errors/list-sync-errors';
+import { suggestFix } from './sync-errors/suggest-fix';
+import { getSyncLog } from './sync-logs/get-sync-log';
+import { listSyncLogs } from './sync-logs/list-sync-logs';
+import { getTrace } from './trace-logs/get-trace';
+import { listTraceLogs } from './trace-logs/list-trace-logs';
 import { assignPlan } from './users/assign-plan';
 import { choosePlan } from './users/choose-plan';
 import { deleteUser } from './users/delete-user';
@@ -39,6 +48,15 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteCoreBase,
     getSyncStatus,
     getSyncDisabledRecords,
+    getProgress,
+    cancelProgress,
+    listSyncLogs,
+    getSyncLog,
+    listSyncErrors,
+    getSyncError,
+    suggestFix,
+    listTraceLogs,
+    getTrace,
   ]) {
     register(app, ctx);
   }

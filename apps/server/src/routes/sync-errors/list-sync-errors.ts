@@ -1,0 +1,66 @@
+import { Paged, PageQuery, SyncError, SyncErrorFilters } from '@lockstep/contract';
+import { z } from 'zod';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { HttpError } from '../../http/http-error';
+import { findCoreBase } from '../../services/core-bases';
+import { toSyncError } from '../../services/sync-errors';
+
+function parseFilters(raw: string | undefined) {
+  if (!raw) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HttpError(
+      400,
+      'filters is not JSON',
+      'The filters must be JSON, for example {"coreBaseId":"…"}.',
+      'validation',
+    );
+  }
+  const parsed = SyncErrorFilters.safeParse(json);
+  if (!parsed.success) {
+    throw new HttpError(
+      400,
+      'Invalid filters',
+      parsed.error.issues.map((i) => `filters${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`),
+      'validation',
+    );
+  }
+  return parsed.data;
+}
+
+export function listSyncErrors(app: RestApp, ctx: AppContext) {
+  app.get(
+    '/sync-errors',
+    {
+      schema: {
+        tags: ['sync-errors'],
+        summary:
+          'Issues (sync errors), newest first, paged; filters as JSON (coreBaseId, status, code, side)',
+        querystring: PageQuery.extend({ filters: z.string().max(2000).optional() }),
+        response: { 200: Paged(SyncError) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { skip, take } = request.query;
+      const filters = parseFilters(request.query.filters);
+      let q = ctx.db.selectFrom('sync_error');
+      if (filters.coreBaseId) {
+        await findCoreBase(ctx.db, principal, filters.coreBaseId);
+        q = q.where('core_base_id', '=', filters.coreBaseId);
+      } else {
+        q = q.where('owner_id', '=', principal.userId);
+      }
+      if (filters.status) q = q.where('status', '=', filters.status);
+      if (filters.code) q = q.where('code', '=', filters.code);
+      if (filters.side) q = q.where('side', '=', filters.side);
+      const [rows, total] = await Promise.all([
+        q.selectAll().orderBy('updated_at', 'desc').orderBy('id').offset(skip).limit(take).execute(),
+        q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toSyncError), total: Number(total.n), skip, take };
+    },
+  );
+}

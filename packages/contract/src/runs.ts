@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { Paged, PageQuery } from './users';
+
+export const JobStatus = z.enum(['PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED']);
+export type JobStatus = z.infer<typeof JobStatus>;
+export const RunResult = z.enum(['more_work', 'done', 'failed']);
+
+export const Progress = z.object({
+  trackingId: z.string(),
+  kind: z.string(),
+  status: JobStatus,
+  done: z.number(),
+  total: z.number().nullable(),
+  percent: z.number().nullable(),
+  message: z.string().nullable(),
+  result: z.unknown().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Progress = z.infer<typeof Progress>;
+
+export const SyncLog = z.object({
+  id: z.string(),
+  coreBaseId: z.string(),
+  trigger: z.string(),
+  status: z.enum(['running', 'done', 'failed', 'cancelled']),
+  counts: z.record(z.string(), z.number()),
+  error: z.string().nullable(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+export type SyncLog = z.infer<typeof SyncLog>;
+
+export const SyncLogEntry = z.object({
+  id: z.string(),
+  syncLogId: z.string(),
+  coreMetaRecordId: z.string().nullable(),
+  side: z.enum(['left', 'right']),
+  operation: z.enum(['create', 'update', 'delete']),
+  remoteId: z.string().nullable(),
+  before: z.unknown().nullable(),
+  after: z.unknown().nullable(),
+  createdAt: z.string(),
+});
+
+export const SyncLogDetail = SyncLog.extend({ entries: Paged(SyncLogEntry) });
+
+export const SyncLogQuery = PageQuery.extend({
+  coreBaseId: z.string().uuid().optional(),
+  status: z.enum(['running', 'done', 'failed', 'cancelled']).optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const SyncErrorStatus = z.enum(['open', 'retrying', 'resolved']);
+export const SyncError = z.object({
+  id: z.string(),
+  coreBaseId: z.string(),
+  coreMetaRecordId: z.string().nullable(),
+  externalConnectionId: z.string().nullable(),
+  side: z.enum(['left', 'right']).nullable(),
+  remoteId: z.string().nullable(),
+  code: z.string(),
+  message: z.string(),
+  userFacingMessage: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  status: SyncErrorStatus,
+  attempts: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SyncError = z.infer<typeof SyncError>;
+
+/** Issues page filters, sent as JSON in the `filters` query (spec section 2). */
+export const SyncErrorFilters = z.strictObject({
+  coreBaseId: z.string().uuid().optional(),
+  status: SyncErrorStatus.optional(),
+  code: z.string().max(60).optional(),
+  side: z.enum(['left', 'right']).optional(),
+});
+
+export const SuggestedFix = z.object({
+  errorId: z.string(),
+  source: z.enum(['rules', 'llm']),
+  title: z.string(),
+  steps: z.array(z.string()),
+});
+
+export const TraceLog = z.object({
+  id: z.string(),
+  coreBaseId: z.string(),
+  traceId: z.string(),
+  parentId: z.string().nullable(),
+  event: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  children: z.array(z.unknown()).optional(),
+});
