@@ -4,6 +4,7 @@ import type { Config } from './config';
 import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/database';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
 import type { AppContext } from './http/context';
+import { startQueue } from './jobs/queue';
 import { loadSecrets } from './secrets';
 import { ensureProfile, grantStaff } from './services/users';
 
@@ -18,7 +19,11 @@ export type Booted = {
  * Everything a process of any role needs: the database (embedded unless DATABASE_URL is set),
  * migrations, secrets, auth. Safe to run in several processes at once (migrations take a lock).
  */
-export async function boot(config: Config, log: (line: string) => void = console.log): Promise<Booted> {
+export async function boot(
+  config: Config,
+  log: (line: string) => void = console.log,
+  options: { runWorkers?: boolean } = {},
+): Promise<Booted> {
   let embedded: EmbeddedDatabase | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -44,7 +49,14 @@ export async function boot(config: Config, log: (line: string) => void = console
     await migrateAuth(auth);
     await migrateToLatest(db);
     for (const email of config.staffEmails) await grantStaff(db, email);
+    // Every role sends jobs; only worker processes (worker, all) run them.
+    const boss = await startQueue(databaseUrl, {
+      db,
+      runWorkers: options.runWorkers ?? config.role !== 'api',
+      log: (line) => log(line),
+    });
     const ctx: AppContext = {
+      boss,
       config,
       pool,
       db,
@@ -57,6 +69,7 @@ export async function boot(config: Config, log: (line: string) => void = console
       databaseUrl,
       embedded,
       close: async () => {
+        await boss.stop({ graceful: true, timeout: 10_000 });
         await db.destroy();
         await embedded?.stop();
       },

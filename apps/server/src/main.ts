@@ -1,7 +1,6 @@
 import { boot } from './boot';
 import { loadConfig } from './config';
 import { buildApp } from './http/app';
-import { type Queue, startQueue } from './jobs/queue';
 
 /** `npm start`: one process running the API, the job workers, or both (--role=api|worker|all). */
 async function main() {
@@ -9,11 +8,6 @@ async function main() {
   const config = loadConfig();
   const booted = await boot(config);
   const { ctx } = booted;
-  const queue: Queue = await startQueue(booted.databaseUrl, {
-    db: ctx.db,
-    runWorkers: config.role !== 'api',
-    log: console.error,
-  });
   const app = config.role === 'worker' ? null : await buildApp(ctx);
   if (app) await app.listen({ port: config.port, host: config.host });
 
@@ -23,7 +17,6 @@ async function main() {
     stopping = true;
     console.log(`\n${signal}: stopping Lockstep...`);
     await app?.close();
-    await queue.stop({ graceful: true, timeout: 10_000 });
     await booted.close();
     console.log('Stopped cleanly.');
     process.exit(0);

@@ -1,3 +1,4 @@
+export * from './connections';
 export * from './constants';
 export * from './core-bases';
 export * from './errors';

@@ -8,6 +8,7 @@ import type {
 } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
 import type { Auth } from '../auth/auth';
 import type { TokenClaims } from '../auth/verify-bearer';
 import type { Config } from '../config';
@@ -15,6 +16,7 @@ import type { Db } from '../db/database';
 import { forbidden, unauthorized } from './http-error';
 
 export type AppContext = {
+  boss: PgBoss;
   config: Config;
   pool: pg.Pool;
   db: Db;

@@ -1,4 +1,5 @@
 import type { AppContext, RestApp } from '../http/context';
+import { getConnectorInfo } from './connections/get-connector-info';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
 import { getCoreBase } from './core-bases/get-core-base';
@@ -48,6 +49,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteCoreBase,
     getSyncStatus,
     getSyncDisabledRecords,
+    getConnectorInfo,
     getProgress,
     cancelProgress,
     listSyncLogs,

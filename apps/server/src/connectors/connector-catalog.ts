@@ -1,0 +1,172 @@
+import type { ConnectorInfo, ConnectorType, RequiredItem } from '@lockstep/contract';
+
+const item = (
+  name: string,
+  label: string,
+  kind: RequiredItem['kind'],
+  extra: Partial<Omit<RequiredItem, 'name' | 'label' | 'kind'>> = {},
+): RequiredItem => ({ name, label, kind, secret: kind === 'password', optional: false, ...extra });
+
+const NOT_BUILT = 'Coming soon: this connector is not built yet.';
+
+type Entry = Omit<ConnectorInfo, 'available' | 'unavailableReason'> & { built: boolean };
+
+/**
+ * The thirteen connectors as users choose them (GET /rest/connector-info). `built` flips when a
+ * connector lands with its conformance suite passing; until then it is listed but cannot be chosen.
+ */
+const CATALOG: Entry[] = [
+  {
+    displayName: 'PostgreSQL',
+    connectorType: 'postgresql',
+    auth: {
+      type: 'connection_items',
+      requiredItems: [
+        item('connectionString', 'Connection string', 'password', {
+          placeholder: 'postgres://user:password@host:5432/database',
+          help: 'Or leave empty and fill in host, port, database, user and password.',
+          optional: true,
+        }),
+        item('host', 'Host', 'text', { optional: true }),
+        item('port', 'Port', 'number', { optional: true, placeholder: '5432' }),
+        item('database', 'Database', 'text', { optional: true }),
+        item('user', 'User', 'text', { optional: true }),
+        item('password', 'Password', 'password', { optional: true }),
+        item('ssl', 'TLS', 'select', { optional: true, options: ['disable', 'require', 'verify-full'] }),
+      ],
+    },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Supabase',
+    connectorType: 'supabase',
+    auth: { type: 'oauth2', requiredItems: [] },
+    requiredBaseExtras: [],
+    isInBeta: true,
+    built: false,
+  },
+  {
+    displayName: 'Airtable',
+    connectorType: 'airtable',
+    auth: {
+      type: 'oauth2',
+      requiredItems: [item('personalAccessToken', 'Personal access token', 'password', { optional: true })],
+    },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Google Sheets',
+    connectorType: 'google_sheets',
+    auth: { type: 'oauth2', requiredItems: [] },
+    requiredBaseExtras: [item('spreadsheetId', 'Spreadsheet', 'text')],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Notion',
+    connectorType: 'notion',
+    auth: {
+      type: 'oauth2',
+      requiredItems: [item('internalToken', 'Internal integration token', 'password', { optional: true })],
+    },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'HubSpot',
+    connectorType: 'hubspot',
+    auth: {
+      type: 'oauth2',
+      requiredItems: [item('privateAppToken', 'Private app token', 'password', { optional: true })],
+    },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Salesforce',
+    connectorType: 'salesforce',
+    auth: { type: 'oauth2', requiredItems: [] },
+    requiredBaseExtras: [],
+    isInBeta: true,
+    built: false,
+  },
+  {
+    displayName: 'Pipedrive',
+    connectorType: 'pipedrive',
+    auth: { type: 'oauth2', requiredItems: [item('apiToken', 'API token', 'password', { optional: true })] },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Attio',
+    connectorType: 'attio',
+    auth: { type: 'oauth2', requiredItems: [item('apiKey', 'API key', 'password', { optional: true })] },
+    requiredBaseExtras: [],
+    isInBeta: true,
+    built: false,
+  },
+  {
+    displayName: 'Affinity',
+    connectorType: 'affinity',
+    auth: { type: 'connection_items', requiredItems: [item('apiKey', 'API key', 'password')] },
+    requiredBaseExtras: [],
+    isInBeta: true,
+    built: false,
+  },
+  {
+    displayName: 'Webflow',
+    connectorType: 'webflow',
+    auth: {
+      type: 'oauth2',
+      requiredItems: [item('siteToken', 'Site token', 'password', { optional: true })],
+    },
+    requiredBaseExtras: [item('siteId', 'Site', 'text')],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Stripe',
+    connectorType: 'stripe',
+    auth: {
+      type: 'connection_items',
+      requiredItems: [
+        item('secretKey', 'Secret or restricted key', 'password', { placeholder: 'sk_live_… or rk_live_…' }),
+      ],
+    },
+    requiredBaseExtras: [],
+    isInBeta: false,
+    built: false,
+  },
+  {
+    displayName: 'Memberstack',
+    connectorType: 'memberstack',
+    auth: {
+      type: 'connection_items',
+      requiredItems: [item('secretKey', 'Secret key', 'password', { placeholder: 'sk_… or sk_sb_…' })],
+    },
+    requiredBaseExtras: [],
+    isInBeta: true,
+    built: false,
+  },
+];
+
+export function connectorCatalog(): ConnectorInfo[] {
+  return CATALOG.map(({ built, ...info }) => ({
+    ...info,
+    available: built,
+    unavailableReason: built ? null : NOT_BUILT,
+  }));
+}
+
+export function connectorInfo(type: ConnectorType): ConnectorInfo {
+  const info = connectorCatalog().find((c) => c.connectorType === type);
+  if (!info) throw new Error(`No connector ${type}`);
+  return info;
+}

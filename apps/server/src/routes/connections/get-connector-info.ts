@@ -1,0 +1,19 @@
+import { ConnectorInfo } from '@lockstep/contract';
+import { z } from 'zod';
+import { connectorCatalog } from '../../connectors/connector-catalog';
+import type { RestApp } from '../../http/context';
+
+export function getConnectorInfo(app: RestApp) {
+  app.get(
+    '/connector-info',
+    {
+      schema: {
+        tags: ['connections'],
+        summary:
+          'The connectors, with what each needs to connect; unbuilt ones are marked and cannot be chosen',
+        response: { 200: z.array(ConnectorInfo) },
+      },
+    },
+    async () => connectorCatalog(),
+  );
+}
