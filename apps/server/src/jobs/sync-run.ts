@@ -1,0 +1,109 @@
+import type { PgBoss } from 'pg-boss';
+import type { Db } from '../db/database';
+
+export const SYNC_RUN = 'sync-run';
+export type ChunkResult = 'more_work' | 'done' | 'failed';
+export type SyncRunData = { coreBaseId: string; trigger: string };
+
+/** One chunk of a sync's work; returns whether more is left. Throwing means a transient failure: pg-boss retries. */
+export type SyncRunner = {
+  runChunk(input: {
+    coreBaseId: string;
+    syncLogId: string;
+    trigger: string;
+  }): Promise<{ result: ChunkResult; error?: string }>;
+};
+
+/** Priorities: a verified webhook or a user's "sync now" jumps ahead of the poll schedule. */
+export const PRIORITY = { schedule: 0, webhook: 10, user: 20 } as const;
+
+/**
+ * Enqueues a run of one core base. The queue is `stately` keyed by core base: at most one queued
+ * and one active run per sync, so a burst of triggers collapses into one queued run; a higher
+ * priority trigger raises the queued run's priority instead.
+ */
+export async function requestSyncRun(
+  boss: PgBoss,
+  coreBaseId: string,
+  trigger: string,
+  priority: number = PRIORITY.schedule,
+) {
+  const id = await boss.send(SYNC_RUN, { coreBaseId, trigger } satisfies SyncRunData, {
+    singletonKey: coreBaseId,
+    priority,
+  });
+  if (id === null && priority > PRIORITY.schedule) {
+    await boss.update(SYNC_RUN, undefined, { singletonKey: coreBaseId, priority });
+  }
+  return id;
+}
+
+/**
+ * Runs one chunk. A sync log left `running` (by the previous chunk, or by a process that died) is
+ * continued rather than duplicated, so a restart resumes the same run.
+ */
+export async function handleSyncRun(
+  db: Db,
+  boss: PgBoss,
+  runner: SyncRunner,
+  data: SyncRunData,
+): Promise<ChunkResult> {
+  const base = await db
+    .selectFrom('core_base')
+    .select(['id', 'owner_id', 'sync_state'])
+    .where('id', '=', data.coreBaseId)
+    .executeTakeFirst();
+  if (!base) return 'done'; // deleted meanwhile
+  const running = await db
+    .selectFrom('sync_log')
+    .select('id')
+    .where('core_base_id', '=', base.id)
+    .where('status', '=', 'running')
+    .orderBy('started_at', 'desc')
+    .executeTakeFirst();
+  const log =
+    running ??
+    (await db
+      .insertInto('sync_log')
+      .values({ owner_id: base.owner_id, core_base_id: base.id, trigger: data.trigger, counts: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow());
+  const { result, error } = await runner.runChunk({
+    coreBaseId: base.id,
+    syncLogId: log.id,
+    trigger: data.trigger,
+  });
+  if (result === 'more_work') {
+    await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: data.trigger } satisfies SyncRunData, {
+      singletonKey: base.id,
+    });
+    return result;
+  }
+  const now = new Date();
+  await db
+    .updateTable('sync_log')
+    .set({ status: result === 'done' ? 'done' : 'failed', finished_at: now, error: error ?? null })
+    .where('id', '=', log.id)
+    .execute();
+  if (result === 'done')
+    await db.updateTable('core_base').set({ last_sync_time: now }).where('id', '=', base.id).execute();
+  return result;
+}
+
+export async function registerSyncRun(
+  boss: PgBoss,
+  deps: { db: Db; runner: SyncRunner; runWorkers: boolean },
+) {
+  await boss.createQueue(SYNC_RUN, {
+    policy: 'stately',
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    expireInSeconds: 15 * 60,
+  });
+  if (!deps.runWorkers) return;
+  await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1 }, async (jobs) => {
+    for (const job of jobs) await handleSyncRun(deps.db, boss, deps.runner, job.data);
+  });
+}
