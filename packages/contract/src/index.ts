@@ -5,4 +5,5 @@ export * from './errors';
 export * from './plan-rules';
 export * from './plans';
 export * from './runs';
+export * from './sync-preview';
 export * from './users';
