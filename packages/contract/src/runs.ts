@@ -96,3 +96,24 @@ export const TraceLog = z.object({
   createdAt: z.string(),
   children: z.array(z.unknown()).optional(),
 });
+
+export const SyncLogExportFilters = z.strictObject({
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  operation: z.enum(['create', 'update', 'delete']).optional(),
+  side: z.enum(['left', 'right']).optional(),
+});
+export const CreateSyncLogExportBody = z.strictObject({
+  format: z.enum(['csv', 'json']),
+  filters: SyncLogExportFilters.default({}),
+});
+export const SyncLogExport = z.object({
+  id: z.string(),
+  coreBaseId: z.string(),
+  format: z.enum(['csv', 'json']),
+  filters: SyncLogExportFilters,
+  status: z.string(),
+  rowCount: z.number().int().nullable(),
+  createdAt: z.string(),
+  downloadPath: z.string(),
+});

@@ -1,5 +1,6 @@
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import { migrations } from './migrations/index';
 import type { Database } from './schema';
 
@@ -19,7 +20,8 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
 }
 
 export function createDb(pool: pg.Pool): Db {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // The cursor lets large reads (exports, scans) stream instead of loading whole tables.
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {

@@ -189,6 +189,17 @@ export type TraceLogTable = {
   created_at: Timestamp;
 };
 
+export type SyncLogExportTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  format: 'csv' | 'json';
+  filters: Json<{ from?: string; to?: string; operation?: 'create' | 'update' | 'delete'; side?: Side }>;
+  status: Generated<string>;
+  row_count: number | null;
+  created_at: Timestamp;
+};
+
 export type SyncErrorTable = {
   id: Generated<string>;
   owner_id: string;
@@ -250,6 +261,7 @@ export type Database = {
   sync_error: SyncErrorTable;
   sync_log_entry: SyncLogEntryTable;
   trace_log: TraceLogTable;
+  sync_log_export: SyncLogExportTable;
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
 };

@@ -9,11 +9,16 @@ import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
 import { forceError } from './debug/force-error';
+import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { getSyncError } from './sync-errors/get-sync-error';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
 import { suggestFix } from './sync-errors/suggest-fix';
+import { createSyncLogExport } from './sync-log-exports/create-sync-log-export';
+import { deleteSyncLogExport } from './sync-log-exports/delete-sync-log-export';
+import { downloadSyncLogExport } from './sync-log-exports/download-sync-log-export';
+import { listSyncLogExports } from './sync-log-exports/list-sync-log-exports';
 import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
 import { getTrace } from './trace-logs/get-trace';
@@ -57,6 +62,11 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     listSyncErrors,
     getSyncError,
     suggestFix,
+    listStuckSyncs,
+    createSyncLogExport,
+    listSyncLogExports,
+    downloadSyncLogExport,
+    deleteSyncLogExport,
     listTraceLogs,
     getTrace,
   ]) {

@@ -164,4 +164,49 @@ describe('sync logs, issues, trace logs and progress over REST', () => {
     const again = await t.app.inject({ method: 'DELETE', url: `/rest/progress/${id}`, headers: owner.auth });
     expect(again.statusCode).toBe(409);
   });
+
+  it('exports operations as CSV and JSON with their filters, and deletes an export', async () => {
+    const json = { ...owner.auth, 'content-type': 'application/json' };
+    const url = `/rest/core-bases/${baseId}/sync-log-exports`;
+    const csvExport = await t.app.inject({ method: 'POST', url, headers: json, payload: { format: 'csv' } });
+    expect(csvExport.statusCode).toBe(201);
+    expect(csvExport.json()).toMatchObject({ format: 'csv', rowCount: 3, status: 'COMPLETED' });
+    const csv = await t.app.inject({ url: csvExport.json().downloadPath, headers: owner.auth });
+    expect(csv.headers['content-type']).toMatch(/text\/csv/);
+    const lines = csv.body.trim().split('\n');
+    expect(lines[0]).toBe('created_at,sync_log_id,core_meta_record_id,side,operation,remote_id,before,after');
+    expect(lines).toHaveLength(4);
+    expect(csv.body).toContain('"{""name"":""New 2""}"');
+
+    const filtered = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: json,
+      payload: { format: 'json', filters: { operation: 'delete' } },
+    });
+    expect(filtered.json().rowCount).toBe(0);
+    const jsonExport = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: json,
+      payload: { format: 'json' },
+    });
+    const rows = (await t.app.inject({ url: jsonExport.json().downloadPath, headers: owner.auth })).json();
+    expect(rows.map((r: { remote_id: string }) => r.remote_id)).toEqual(['r0', 'r1', 'r2']);
+    expect(rows[0].after).toEqual({ name: 'New 0' });
+
+    expect((await t.app.inject({ url, headers: owner.auth })).json().items).toHaveLength(3);
+    expect(
+      (await t.app.inject({ url: jsonExport.json().downloadPath, headers: other.auth })).statusCode,
+    ).toBe(404);
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `${url}/${jsonExport.json().id}`,
+      headers: owner.auth,
+    });
+    expect(del.json()).toEqual({ deleted: true });
+    expect((await t.app.inject({ url, headers: owner.auth })).json().items).toHaveLength(2);
+    const bad = await t.app.inject({ method: 'POST', url, headers: json, payload: { format: 'xml' } });
+    expect(bad.statusCode).toBe(400);
+  });
 });
