@@ -117,3 +117,39 @@ export const SyncLogExport = z.object({
   createdAt: z.string(),
   downloadPath: z.string(),
 });
+
+export const CoreMetaRecord = z.object({
+  id: z.string(),
+  coreBaseId: z.string(),
+  tableMappingId: z.string().nullable(),
+  leftRemoteId: z.string().nullable(),
+  rightRemoteId: z.string().nullable(),
+  shadow: z.record(z.string(), z.unknown()),
+  shadowVersion: z.number().int(),
+  syncDisabled: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const CoreMetaRecordStatus = CoreMetaRecord.extend({
+  openIssues: z.array(
+    z.object({
+      id: z.string(),
+      code: z.string(),
+      userFacingMessage: z.string(),
+      side: z.string().nullable(),
+    }),
+  ),
+  lastChange: z.object({ at: z.string(), side: z.string(), operation: z.string() }).nullable(),
+});
+
+export const RecordHistoryEntry = z.object({
+  id: z.string(),
+  syncLogId: z.string(),
+  side: z.enum(['left', 'right']),
+  operation: z.enum(['create', 'update', 'delete']),
+  remoteId: z.string().nullable(),
+  before: z.unknown().nullable(),
+  after: z.unknown().nullable(),
+  createdAt: z.string(),
+});

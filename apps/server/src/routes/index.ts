@@ -8,6 +8,9 @@ import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
+import { getRecordHistory } from './core-meta-records/get-record-history';
+import { getRecordStatus } from './core-meta-records/get-record-status';
+import { searchRecords } from './core-meta-records/search-records';
 import { forceError } from './debug/force-error';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { cancelProgress } from './progress/cancel-progress';
@@ -63,6 +66,9 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncError,
     suggestFix,
     listStuckSyncs,
+    getRecordHistory,
+    getRecordStatus,
+    searchRecords,
     createSyncLogExport,
     listSyncLogExports,
     downloadSyncLogExport,

@@ -209,4 +209,92 @@ describe('sync logs, issues, trace logs and progress over REST', () => {
     const bad = await t.app.inject({ method: 'POST', url, headers: json, payload: { format: 'xml' } });
     expect(bad.statusCode).toBe(400);
   });
+
+  it('shows a linked record: status, search and history, to its owner only', async () => {
+    const db = t.ctx.db;
+    const rec = await db
+      .insertInto('core_meta_record')
+      .values({
+        owner_id: owner.userId,
+        core_base_id: baseId,
+        left_remote_id: 'L-42',
+        right_remote_id: 'R-42',
+        shadow: JSON.stringify({ email: 'grace@example.com', name: 'Grace Hopper' }),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const log = await db
+      .selectFrom('sync_log')
+      .select('id')
+      .where('core_base_id', '=', baseId)
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('sync_log_entry')
+      .values([
+        {
+          owner_id: owner.userId,
+          sync_log_id: log.id,
+          core_base_id: baseId,
+          core_meta_record_id: rec.id,
+          side: 'right',
+          operation: 'create',
+          remote_id: 'R-42',
+          after: JSON.stringify({ name: 'Grace' }),
+          created_at: new Date('2026-02-01T00:00:00Z'),
+        },
+        {
+          owner_id: owner.userId,
+          sync_log_id: log.id,
+          core_base_id: baseId,
+          core_meta_record_id: rec.id,
+          side: 'left',
+          operation: 'update',
+          remote_id: 'L-42',
+          before: JSON.stringify({ name: 'Grace' }),
+          after: JSON.stringify({ name: 'Grace Hopper' }),
+          created_at: new Date('2026-02-02T00:00:00Z'),
+        },
+      ])
+      .execute();
+    await db
+      .insertInto('sync_error')
+      .values({
+        owner_id: owner.userId,
+        core_base_id: baseId,
+        core_meta_record_id: rec.id,
+        side: 'right',
+        code: 'validation',
+        message: 'x',
+        user_facing_message: 'Too long.',
+        details: '{}',
+      })
+      .execute();
+
+    const status = (await get(`/rest/core-meta-records/${rec.id}/status`, owner)).json();
+    expect(status).toMatchObject({
+      leftRemoteId: 'L-42',
+      rightRemoteId: 'R-42',
+      shadow: { name: 'Grace Hopper' },
+    });
+    expect(status.openIssues).toEqual([
+      expect.objectContaining({ code: 'validation', userFacingMessage: 'Too long.' }),
+    ]);
+    expect(status.lastChange).toMatchObject({ side: 'left', operation: 'update' });
+    expect((await get(`/rest/core-meta-records/${rec.id}/status`, other)).statusCode).toBe(404);
+
+    expect(
+      (await get(`/rest/core-meta-records/${baseId}/search?query=hopper`, owner))
+        .json()
+        .items.map((r: { id: string }) => r.id),
+    ).toEqual([rec.id]);
+    expect((await get(`/rest/core-meta-records/${baseId}/search?query=R-42`, owner)).json().total).toBe(1);
+    expect((await get(`/rest/core-meta-records/${baseId}/search?query=nobody`, owner)).json().total).toBe(0);
+    expect((await get(`/rest/core-meta-records/${baseId}/search?query=hopper`, other)).statusCode).toBe(404);
+
+    const history = (
+      await get(`/rest/core-meta-records/debug/history?coreMetaRecordId=${rec.id}`, owner)
+    ).json();
+    expect(history.items.map((h: { operation: string }) => h.operation)).toEqual(['create', 'update']);
+    expect(history.items[1]).toMatchObject({ before: { name: 'Grace' }, after: { name: 'Grace Hopper' } });
+  });
 });
