@@ -3,6 +3,7 @@ import { createBearerVerifier } from './auth/verify-bearer';
 import type { Config } from './config';
 import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/database';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
+import { ensureDemoDatabases } from './demo/demo-databases';
 import type { AppContext } from './http/context';
 import { startQueue } from './jobs/queue';
 import { loadSecrets } from './secrets';
@@ -34,6 +35,7 @@ export async function boot(
     }
     embedded = await startEmbeddedPostgres(config.dataDir, log);
     await ensureDatabase(embedded.url(), 'lockstep');
+    await ensureDemoDatabases(embedded.url);
     databaseUrl = embedded.url('lockstep');
   }
   try {
