@@ -1,12 +1,14 @@
 import { createAuth, migrateAuth } from './auth/auth';
 import { createBearerVerifier } from './auth/verify-bearer';
 import type { Config } from './config';
+import { createConnectorRegistry } from './connectors/connector-registry';
 import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/database';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
 import { ensureDemoDatabases } from './demo/demo-databases';
 import type { AppContext } from './http/context';
 import { startQueue } from './jobs/queue';
 import { loadSecrets } from './secrets';
+import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
 
 export type Booted = {
@@ -65,6 +67,10 @@ export async function boot(
       auth,
       verifyBearer: createBearerVerifier(auth),
       intercomSecret: secrets.intercomSecret,
+      secretBox: createSecretBox(secrets.secretKey),
+      connectors: createConnectorRegistry({
+        allowPrivateHosts: config.environment === 'local' || config.environment === 'test',
+      }),
     };
     return {
       ctx,

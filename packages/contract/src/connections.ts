@@ -68,3 +68,28 @@ export const PatchExternalConnectionBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   connectionItems: z.record(z.string().max(100), z.string().max(10_000)).optional(),
 });
+
+const DISPLAY_NAMES: Record<ConnectorType, string> = {
+  airtable: 'Airtable',
+  google_sheets: 'Google Sheets',
+  notion: 'Notion',
+  hubspot: 'HubSpot',
+  salesforce: 'Salesforce',
+  pipedrive: 'Pipedrive',
+  attio: 'Attio',
+  affinity: 'Affinity',
+  webflow: 'Webflow',
+  stripe: 'Stripe',
+  postgresql: 'PostgreSQL',
+  supabase: 'Supabase',
+  memberstack: 'Memberstack',
+};
+
+export function connectorDisplayName(type: ConnectorType): string {
+  return DISPLAY_NAMES[type];
+}
+
+/** Spec section 5: the text shown for an OAuth error of access_denied. */
+export function oauthDeniedMessage(type: ConnectorType): string {
+  return `${DISPLAY_NAMES[type]} authorization was denied. Please try again.`;
+}

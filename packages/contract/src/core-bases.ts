@@ -133,3 +133,19 @@ export const SyncStatus = z.object({
   openIssues: z.number().int(),
 });
 export type SyncStatus = z.infer<typeof SyncStatus>;
+
+export const CreateExternalBaseBody = z.strictObject({
+  type: z.string().min(1).max(40),
+  name: z.string().trim().min(1).max(200),
+  remoteId: z.string().min(1).max(500),
+  coreBaseId: z.string().uuid(),
+  externalConnectionId: z.string().uuid(),
+  side: Side,
+  extras: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const PatchExternalBaseBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  extras: z.record(z.string(), z.unknown()).optional(),
+  webhooksEnabled: z.boolean().optional(),
+});

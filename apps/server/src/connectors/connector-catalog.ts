@@ -1,4 +1,5 @@
 import type { ConnectorInfo, ConnectorType, RequiredItem } from '@lockstep/contract';
+import type { ConnectorRegistry } from './connector-port';
 
 const item = (
   name: string,
@@ -9,11 +10,11 @@ const item = (
 
 const NOT_BUILT = 'Coming soon: this connector is not built yet.';
 
-type Entry = Omit<ConnectorInfo, 'available' | 'unavailableReason'> & { built: boolean };
+type Entry = Omit<ConnectorInfo, 'available' | 'unavailableReason'>;
 
 /**
- * The thirteen connectors as users choose them (GET /rest/connector-info). `built` flips when a
- * connector lands with its conformance suite passing; until then it is listed but cannot be chosen.
+ * The thirteen connectors as users choose them (GET /rest/connector-info). A connector is available
+ * once it is registered (built, its conformance suite passing); until then it is listed but cannot be chosen.
  */
 const CATALOG: Entry[] = [
   {
@@ -37,7 +38,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Supabase',
@@ -45,7 +45,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'oauth2', requiredItems: [] },
     requiredBaseExtras: [],
     isInBeta: true,
-    built: false,
   },
   {
     displayName: 'Airtable',
@@ -56,7 +55,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Google Sheets',
@@ -64,7 +62,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'oauth2', requiredItems: [] },
     requiredBaseExtras: [item('spreadsheetId', 'Spreadsheet', 'text')],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Notion',
@@ -75,7 +72,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'HubSpot',
@@ -86,7 +82,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Salesforce',
@@ -94,7 +89,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'oauth2', requiredItems: [] },
     requiredBaseExtras: [],
     isInBeta: true,
-    built: false,
   },
   {
     displayName: 'Pipedrive',
@@ -102,7 +96,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'oauth2', requiredItems: [item('apiToken', 'API token', 'password', { optional: true })] },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Attio',
@@ -110,7 +103,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'oauth2', requiredItems: [item('apiKey', 'API key', 'password', { optional: true })] },
     requiredBaseExtras: [],
     isInBeta: true,
-    built: false,
   },
   {
     displayName: 'Affinity',
@@ -118,7 +110,6 @@ const CATALOG: Entry[] = [
     auth: { type: 'connection_items', requiredItems: [item('apiKey', 'API key', 'password')] },
     requiredBaseExtras: [],
     isInBeta: true,
-    built: false,
   },
   {
     displayName: 'Webflow',
@@ -129,7 +120,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [item('siteId', 'Site', 'text')],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Stripe',
@@ -142,7 +132,6 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: false,
-    built: false,
   },
   {
     displayName: 'Memberstack',
@@ -153,20 +142,19 @@ const CATALOG: Entry[] = [
     },
     requiredBaseExtras: [],
     isInBeta: true,
-    built: false,
   },
 ];
 
-export function connectorCatalog(): ConnectorInfo[] {
-  return CATALOG.map(({ built, ...info }) => ({
-    ...info,
-    available: built,
-    unavailableReason: built ? null : NOT_BUILT,
-  }));
+export function connectorCatalog(registry: ConnectorRegistry): ConnectorInfo[] {
+  return CATALOG.map((info) => {
+    const built = registry.get(info.connectorType) !== undefined;
+    return { ...info, available: built, unavailableReason: built ? null : NOT_BUILT };
+  });
 }
 
-export function connectorInfo(type: ConnectorType): ConnectorInfo {
-  const info = connectorCatalog().find((c) => c.connectorType === type);
+/** The static description of one connector (what it needs to connect). */
+export function connectorInfo(type: ConnectorType): Entry {
+  const info = CATALOG.find((c) => c.connectorType === type);
   if (!info) throw new Error(`No connector ${type}`);
   return info;
 }

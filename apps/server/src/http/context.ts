@@ -12,7 +12,9 @@ import type { PgBoss } from 'pg-boss';
 import type { Auth } from '../auth/auth';
 import type { TokenClaims } from '../auth/verify-bearer';
 import type { Config } from '../config';
+import type { ConnectorRegistry } from '../connectors/connector-port';
 import type { Db } from '../db/database';
+import type { SecretBox } from '../services/secret-box';
 import { forbidden, unauthorized } from './http-error';
 
 export type AppContext = {
@@ -23,6 +25,8 @@ export type AppContext = {
   auth: Auth;
   verifyBearer: (token: string) => Promise<TokenClaims>;
   intercomSecret: string;
+  secretBox: SecretBox;
+  connectors: ConnectorRegistry;
 };
 
 export type Principal = { userId: string; email: string; staff: boolean; impersonatedBy: string | null };

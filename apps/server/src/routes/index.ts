@@ -1,5 +1,11 @@
 import type { AppContext, RestApp } from '../http/context';
+import { createExternalConnection } from './connections/create-external-connection';
+import { deleteExternalConnection } from './connections/delete-external-connection';
+import { fetchBasePreviews } from './connections/fetch-base-previews';
 import { getConnectorInfo } from './connections/get-connector-info';
+import { getExternalConnection } from './connections/get-external-connection';
+import { listExternalConnections } from './connections/list-external-connections';
+import { patchExternalConnection } from './connections/patch-external-connection';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
 import { getCoreBase } from './core-bases/get-core-base';
@@ -13,6 +19,11 @@ import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
 import { forceError } from './debug/force-error';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
+import { createExternalBase } from './external-bases/create-external-base';
+import { getExternalBase } from './external-bases/get-external-base';
+import { listExternalBases } from './external-bases/list-external-bases';
+import { patchExternalBase } from './external-bases/patch-external-base';
+import { updateTablePreviews } from './external-bases/update-table-previews';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { getSyncError } from './sync-errors/get-sync-error';
@@ -58,6 +69,17 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncStatus,
     getSyncDisabledRecords,
     getConnectorInfo,
+    createExternalConnection,
+    listExternalConnections,
+    getExternalConnection,
+    patchExternalConnection,
+    deleteExternalConnection,
+    fetchBasePreviews,
+    createExternalBase,
+    listExternalBases,
+    getExternalBase,
+    patchExternalBase,
+    updateTablePreviews,
     getProgress,
     cancelProgress,
     listSyncLogs,

@@ -1,9 +1,9 @@
 import { ConnectorInfo } from '@lockstep/contract';
 import { z } from 'zod';
 import { connectorCatalog } from '../../connectors/connector-catalog';
-import type { RestApp } from '../../http/context';
+import type { AppContext, RestApp } from '../../http/context';
 
-export function getConnectorInfo(app: RestApp) {
+export function getConnectorInfo(app: RestApp, ctx: AppContext) {
   app.get(
     '/connector-info',
     {
@@ -14,6 +14,6 @@ export function getConnectorInfo(app: RestApp) {
         response: { 200: z.array(ConnectorInfo) },
       },
     },
-    async () => connectorCatalog(),
+    async () => connectorCatalog(ctx.connectors),
   );
 }

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { HttpError } from '../../http/http-error';
+import { findConnection } from '../../services/external-connections';
+import { ConnectionParams } from './params';
+
+export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
+  app.delete(
+    '/external-connections/:id',
+    {
+      schema: {
+        tags: ['connections'],
+        summary: 'Delete a connection that no sync uses',
+        params: ConnectionParams,
+        response: { 200: z.object({ deleted: z.literal(true) }) },
+      },
+    },
+    async (request) => {
+      const row = await findConnection(ctx.db, principalOf(request), request.params.id);
+      const used = await ctx.db
+        .selectFrom('external_base')
+        .innerJoin('core_base', 'core_base.id', 'external_base.core_base_id')
+        .select('core_base.name')
+        .where('external_base.external_connection_id', '=', row.id)
+        .execute();
+      if (used.length > 0) {
+        throw new HttpError(
+          409,
+          'Connection in use',
+          `This connection is used by ${used.map((u) => `"${u.name}"`).join(', ')}. Delete or change those syncs first.`,
+          'conflict',
+        );
+      }
+      await ctx.db.deleteFrom('external_connection').where('id', '=', row.id).execute();
+      return { deleted: true as const };
+    },
+  );
+}

@@ -1,0 +1,55 @@
+import { type ConnectorType, ExternalConnection, PatchExternalConnectionBody } from '@lockstep/contract';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import {
+  callConnector,
+  connectorFor,
+  findConnection,
+  openSecrets,
+  toExternalConnection,
+} from '../../services/external-connections';
+import { ConnectionParams } from './params';
+
+export function patchExternalConnection(app: RestApp, ctx: AppContext) {
+  app.patch(
+    '/external-connections/:id',
+    {
+      schema: {
+        tags: ['connections'],
+        summary:
+          'Rename a connection or replace its credentials (checked first); a working connection is no longer broken',
+        params: ConnectionParams,
+        body: PatchExternalConnectionBody,
+        response: { 200: ExternalConnection },
+      },
+    },
+    async (request) => {
+      const row = await findConnection(ctx.db, principalOf(request), request.params.id);
+      const secrets = openSecrets(ctx, row);
+      const { name, connectionItems } = request.body;
+      let items = secrets.connectionItems;
+      if (connectionItems) {
+        // New credentials merge over the old ones, so a form can leave unchanged secrets blank.
+        items = { ...secrets.connectionItems, ...connectionItems };
+        const type = row.type as ConnectorType;
+        await callConnector(type, () => connectorFor(ctx, type).check(items));
+      }
+      const updated = await ctx.db
+        .updateTable('external_connection')
+        .set({
+          ...(name ? { name } : {}),
+          ...(connectionItems
+            ? {
+                secrets: ctx.secretBox.seal({ ...secrets, connectionItems: items }),
+                status: 'ok',
+                broken_reason: null,
+              }
+            : {}),
+          updated_at: new Date(),
+        })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toExternalConnection(updated, items);
+    },
+  );
+}

@@ -1,0 +1,74 @@
+import { type ConnectorType, connectorDisplayName, type ExternalConnection } from '@lockstep/contract';
+import type { Selectable } from 'kysely';
+import { connectorInfo } from '../connectors/connector-catalog';
+import { ConnectionProblem, type ConnectorPort } from '../connectors/connector-port';
+import type { Db } from '../db/database';
+import type { ExternalConnectionTable } from '../db/schema';
+import { type AppContext, canAccessOwner, type Principal } from '../http/context';
+import { HttpError, notFound } from '../http/http-error';
+import { iso } from './sync-logs';
+
+type Row = Selectable<ExternalConnectionTable>;
+export type SealedSecrets = { connectionItems: Record<string, string>; oAuth?: Record<string, unknown> };
+
+/** Connection items the connector declares secret never leave the server; the rest are shown. */
+export function toExternalConnection(row: Row, items: Record<string, string>): ExternalConnection {
+  const info = connectorInfo(row.type as ConnectorType);
+  const secret = new Set(info.auth.requiredItems.filter((i) => i.secret).map((i) => i.name));
+  const visible = Object.fromEntries(Object.entries(items).filter(([k]) => !secret.has(k)));
+  return {
+    id: row.id,
+    type: row.type as ConnectorType,
+    name: row.name,
+    status: row.status,
+    brokenReason: row.broken_reason,
+    connectionItems: visible,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export async function findConnection(db: Db, principal: Principal, id: string): Promise<Row> {
+  const row = await db.selectFrom('external_connection').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Connection');
+  return row;
+}
+
+export function connectorFor(ctx: AppContext, type: ConnectorType): ConnectorPort {
+  const port = ctx.connectors.get(type);
+  if (!port) {
+    throw new HttpError(
+      400,
+      `Connector ${type} is not available`,
+      `${connectorDisplayName(type)} is not available yet. Choose another app.`,
+      'validation',
+    );
+  }
+  return port;
+}
+
+/** Runs a connector call; a refused or unreachable app becomes a clear 4xx instead of a 500. */
+export async function callConnector<T>(type: ConnectorType, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ConnectionProblem) {
+      const status =
+        error.code === 'auth_invalid'
+          ? 400
+          : error.code === 'permission_denied'
+            ? 403
+            : error.code === 'not_found'
+              ? 404
+              : error.code === 'transient'
+                ? 502
+                : 400;
+      throw new HttpError(status, `${type}: ${error.message}`, error.userFacingMessage, error.code);
+    }
+    throw error;
+  }
+}
+
+export function openSecrets(ctx: AppContext, row: Row): SealedSecrets {
+  return ctx.secretBox.open<SealedSecrets>(row.secrets);
+}
