@@ -1,0 +1,54 @@
+import { NOTIFICATIONS } from '@lockstep/contract';
+import { MantineProvider } from '@mantine/core';
+import { Notifications } from '@mantine/notifications';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { RouterProvider } from 'react-router';
+import { PageErrorBoundary } from './components/error-boundary';
+import { analytics } from './lib/analytics';
+import { useAppConfig, useCurrentUser } from './lib/queries';
+import { SessionProvider } from './lib/session';
+import { router } from './router';
+
+const queryClient = new QueryClient({
+  defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } },
+});
+
+function AnalyticsBridge() {
+  const config = useAppConfig().data;
+  const me = useCurrentUser().data;
+  useEffect(() => {
+    if (!config || !me) return;
+    analytics.configure(config.environment, me.impersonatedBy !== null);
+    analytics.identify(me.id);
+  }, [config, me]);
+  return null;
+}
+
+function Shell() {
+  const config = useAppConfig();
+  return (
+    <PageErrorBoundary supportEmail={config.data?.supportEmail ?? 'support@lockstep.dev'}>
+      <AnalyticsBridge />
+      <RouterProvider router={router} />
+    </PageErrorBoundary>
+  );
+}
+
+export function App() {
+  return (
+    <MantineProvider defaultColorScheme="light">
+      <Notifications
+        position={NOTIFICATIONS.position}
+        autoClose={NOTIFICATIONS.autoClose}
+        limit={NOTIFICATIONS.limit}
+        containerWidth={NOTIFICATIONS.width}
+      />
+      <QueryClientProvider client={queryClient}>
+        <SessionProvider>
+          <Shell />
+        </SessionProvider>
+      </QueryClientProvider>
+    </MantineProvider>
+  );
+}

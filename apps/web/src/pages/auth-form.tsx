@@ -1,0 +1,105 @@
+import {
+  Alert,
+  Anchor,
+  Button,
+  Center,
+  Paper,
+  PasswordInput,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { type FormEvent, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { authClient } from '../lib/auth-client';
+import { safeRedirect } from '../lib/redirect';
+
+/** Sign-in and sign-up share one form; both honour ?redirect_url= (spec section 2). */
+export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
+  const [params] = useSearchParams();
+  const redirect = safeRedirect(params.get('redirect_url'));
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const signUp = mode === 'sign-up';
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    const result = signUp
+      ? await authClient.signUp.email({ email, password, name: name.trim() || email })
+      : await authClient.signIn.email({ email, password });
+    setBusy(false);
+    if (result.error) {
+      setError(result.error.message ?? 'That did not work. Check your email and password.');
+      return;
+    }
+    window.location.assign(redirect);
+  }
+
+  const other = signUp ? '/sign-in' : '/sign-up';
+  const otherQuery = params.get('redirect_url') ? `?redirect_url=${encodeURIComponent(redirect)}` : '';
+  return (
+    <Center mih="100vh" bg="gray.0">
+      <Paper withBorder shadow="sm" p="xl" w={400} component="form" onSubmit={submit}>
+        <Stack>
+          <Title order={2}>{signUp ? 'Create your Lockstep account' : 'Sign in to Lockstep'}</Title>
+          <Text c="dimmed" size="sm">
+            Two-way sync between the apps you keep records in.
+          </Text>
+          {error ? (
+            <Alert color="red" role="alert">
+              {error}
+            </Alert>
+          ) : null}
+          {signUp ? (
+            <TextInput
+              label="Name"
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              autoComplete="name"
+            />
+          ) : null}
+          <TextInput
+            label="Email"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+            autoComplete="email"
+          />
+          <PasswordInput
+            label="Password"
+            required
+            minLength={8}
+            description={signUp ? 'At least 8 characters.' : undefined}
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            autoComplete={signUp ? 'new-password' : 'current-password'}
+          />
+          <Button type="submit" loading={busy}>
+            {signUp ? 'Sign up' : 'Sign in'}
+          </Button>
+          <Text size="sm">
+            {signUp ? 'Already have an account? ' : 'New to Lockstep? '}
+            <Anchor component={Link} to={`${other}${otherQuery}`}>
+              {signUp ? 'Sign in' : 'Create an account'}
+            </Anchor>
+          </Text>
+        </Stack>
+      </Paper>
+    </Center>
+  );
+}
+
+export function SignInPage() {
+  return <AuthForm mode="sign-in" />;
+}
+
+export function SignUpPage() {
+  return <AuthForm mode="sign-up" />;
+}

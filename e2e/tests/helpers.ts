@@ -1,0 +1,28 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { expect, type Page } from '@playwright/test';
+
+const SHOTS = path.resolve(import.meta.dirname, '../artifacts/screenshots');
+mkdirSync(SHOTS, { recursive: true });
+
+/** Every screen a test visits is kept as an artifact, to be looked at by a person. */
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+export const uniqueEmail = (prefix: string) =>
+  `${prefix}-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.test`;
+
+/** Sets a local dev flag before any page script runs. */
+export async function setSkipPaywall(page: Page, value: boolean) {
+  await page.addInitScript((v) => localStorage.setItem('lockstep.dev.skipPaywall', String(v)), value);
+}
+
+export async function signUp(page: Page, email: string, name: string, password = 'correct-horse-42') {
+  await page.goto('/sign-up');
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('textbox', { name: 'Password' }).fill(password);
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await expect(page).toHaveURL(/\/syncs$/);
+}
