@@ -1,0 +1,321 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_MASS_DELETE,
+  type Link,
+  reconcile,
+  shadowAfterWrite,
+  type TableMappingSpec,
+} from './reconcile';
+import type { FieldSpec } from './types';
+import { planWrites } from './write-plan';
+
+const field = (id: string, type: FieldSpec['type'], extra: Partial<FieldSpec> = {}): FieldSpec => ({
+  id,
+  name: id,
+  type,
+  ...extra,
+});
+const mapping = (
+  over: Partial<TableMappingSpec['policy']> = {},
+  extra: Partial<TableMappingSpec> = {},
+): TableMappingSpec => ({
+  id: 'tm1',
+  direction: 'both',
+  fields: [
+    { id: 'email', left: field('l_email', 'email'), right: field('r_email', 'email'), direction: 'both' },
+    { id: 'name', left: field('l_name', 'text'), right: field('r_name', 'text'), direction: 'both' },
+  ],
+  policy: {
+    conflictWinner: 'left',
+    conflictReview: false,
+    deleteProtection: false,
+    massDelete: DEFAULT_MASS_DELETE,
+    ...over,
+  },
+  ...extra,
+});
+const L = (id: string, name: string, email = 'a@x.com') => ({ id, fields: { l_email: email, l_name: name } });
+const R = (id: string, name: string, email = 'a@x.com') => ({ id, fields: { r_email: email, r_name: name } });
+const link = (name: string): Link => ({
+  id: 'k1',
+  leftId: 'L1',
+  rightId: 'R1',
+  version: 3,
+  shadow: { email: { l: 'a@x.com', r: 'a@x.com' }, name: { l: name, r: name } },
+});
+const none = { records: [], deletedIds: [], scanComplete: false };
+
+describe('reconcile', () => {
+  it('propagates a one-sided edit, and only the changed field', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, records: [L('L1', 'Ada L.')] },
+      right: none,
+    });
+    expect(r.operations).toEqual([
+      expect.objectContaining({
+        kind: 'update',
+        side: 'right',
+        remoteId: 'R1',
+        fields: { r_name: 'Ada L.' },
+      }),
+    ]);
+  });
+
+  it('does nothing for an echo of our own write (a change means "differs from the shadow")', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: none,
+      right: { ...none, records: [R('R1', 'Ada')] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.stats.unchanged).toBe(1);
+  });
+
+  it('moves only the shadow on a false conflict (both sides changed to the same value)', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, records: [L('L1', 'Ada B')] },
+      right: { ...none, records: [R('R1', 'Ada B')] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.shadowUpdates[0]?.shadow.name).toEqual({ l: 'Ada B', r: 'Ada B' });
+    expect(r.stats.falseConflicts).toBe(1);
+  });
+
+  it('resolves a conflict by the winner side, or by a per-field owner, deterministically', () => {
+    const input = {
+      links: [link('Ada')],
+      left: { ...none, records: [L('L1', 'From left')] },
+      right: { ...none, records: [R('R1', 'From right')] },
+    };
+    const byWinner = reconcile({ mapping: mapping({ conflictWinner: 'right' }), ...input });
+    expect(byWinner.operations).toEqual([
+      expect.objectContaining({ side: 'left', fields: { l_name: 'From right' } }),
+    ]);
+    expect(byWinner.resolvedConflicts).toEqual([
+      expect.objectContaining({ fieldMappingId: 'name', winner: 'right' }),
+    ]);
+    const m = mapping({ conflictWinner: 'right' });
+    m.fields[1] = { ...(m.fields[1] as (typeof m.fields)[number]), owner: 'left' };
+    const byOwner = reconcile({ mapping: m, ...input });
+    expect(byOwner.operations).toEqual([
+      expect.objectContaining({ side: 'right', fields: { r_name: 'From left' } }),
+    ]);
+    expect(reconcile({ mapping: m, ...input })).toEqual(byOwner);
+  });
+
+  it('holds a conflict for review when asked, writing nothing', () => {
+    const r = reconcile({
+      mapping: mapping({ conflictReview: true }),
+      links: [link('Ada')],
+      left: { ...none, records: [L('L1', 'A')] },
+      right: { ...none, records: [R('R1', 'B')] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.heldConflicts).toEqual([
+      expect.objectContaining({ fieldMappingId: 'name', left: 'A', right: 'B' }),
+    ]);
+  });
+
+  it('respects field directions: a one-way field ignores edits on its receiving side', () => {
+    const m = mapping();
+    m.fields[1] = { ...(m.fields[1] as (typeof m.fields)[number]), direction: 'left_to_right' };
+    const r = reconcile({
+      mapping: m,
+      links: [link('Ada')],
+      left: none,
+      right: { ...none, records: [R('R1', 'Edited on right')] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.shadowUpdates[0]?.shadow.name).toEqual({ l: 'Ada', r: 'Edited on right' });
+  });
+
+  it('creates unlinked records on the other side with a stable idempotency key, within the filter', () => {
+    const m = mapping({}, { filter: { side: 'left', fieldId: 'l_name', op: 'neq', value: 'skip me' } });
+    const input = {
+      mapping: m,
+      links: [],
+      left: { ...none, records: [L('L7', 'New', 'n@x.com'), L('L8', 'skip me', 's@x.com')] },
+      right: none,
+    };
+    const r1 = reconcile(input);
+    expect(r1.operations).toEqual([
+      expect.objectContaining({
+        kind: 'create',
+        side: 'right',
+        sourceId: 'L7',
+        fields: { r_email: 'n@x.com', r_name: 'New' },
+      }),
+    ]);
+    expect(reconcile(input).operations[0]?.idempotencyKey).toBe(r1.operations[0]?.idempotencyKey);
+  });
+
+  it('deletes only on positive evidence: a delete event, or absence after a complete scan', () => {
+    const partial = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { records: [], deletedIds: [], scanComplete: false },
+      right: none,
+    });
+    expect(partial.operations).toEqual([]);
+    const scan = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { records: [], deletedIds: [], scanComplete: true },
+      right: none,
+    });
+    expect(scan.operations).toEqual([
+      expect.objectContaining({ kind: 'delete', side: 'right', remoteId: 'R1' }),
+    ]);
+    const event = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, deletedIds: ['L1'] },
+      right: none,
+    });
+    expect(event.operations).toEqual([expect.objectContaining({ kind: 'delete', side: 'right' })]);
+  });
+
+  it('treats delete on one side and edit on the other as a conflict: the edited record comes back', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, deletedIds: ['L1'] },
+      right: { ...none, records: [R('R1', 'Edited')] },
+    });
+    expect(r.operations).toEqual([
+      expect.objectContaining({
+        kind: 'create',
+        side: 'left',
+        linkId: 'k1',
+        fields: { l_email: 'a@x.com', l_name: 'Edited' },
+      }),
+    ]);
+  });
+
+  it('sends deletes to the approval queue under delete protection', () => {
+    const r = reconcile({
+      mapping: mapping({ deleteProtection: true }),
+      links: [link('Ada')],
+      left: { ...none, deletedIds: ['L1'] },
+      right: none,
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.deleteApprovals).toEqual([expect.objectContaining({ side: 'right', remoteId: 'R1' })]);
+  });
+
+  it('trips the mass-delete circuit breaker instead of deleting a fifth of the table', () => {
+    const links: Link[] = Array.from({ length: 50 }, (_, i) => ({
+      ...link('x'),
+      id: `k${i}`,
+      leftId: `L${i}`,
+      rightId: `R${i}`,
+    }));
+    const r = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: links.slice(0, 11).map((l) => l.leftId as string) },
+      right: none,
+    });
+    expect(r.operations.filter((o) => o.kind === 'delete')).toEqual([]);
+    expect(r.circuitBreaker).toEqual({ side: 'right', wouldDelete: 11, linked: 50 });
+    const few = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: ['L0', 'L1'] },
+      right: none,
+    });
+    expect(few.operations.filter((o) => o.kind === 'delete')).toHaveLength(2);
+  });
+
+  it('maps relations through the links of the target mapping, and waits for missing ones', () => {
+    const m = mapping();
+    m.fields.push({
+      id: 'company',
+      left: field('l_company', 'relations'),
+      right: field('r_company', 'relations'),
+      direction: 'both',
+    });
+    const known = new Map([['LC1', 'RC1']]);
+    const resolveRelation = (_f: string, _side: 'left' | 'right', id: string) => known.get(id) ?? null;
+    const ok = reconcile({
+      mapping: m,
+      links: [],
+      left: {
+        ...none,
+        records: [{ id: 'L9', fields: { l_email: 'z@x.com', l_name: 'Z', l_company: ['LC1'] } }],
+      },
+      right: none,
+      resolveRelation,
+    });
+    expect(ok.operations[0]).toMatchObject({ kind: 'create', fields: { r_company: ['RC1'] } });
+    const waiting = reconcile({
+      mapping: m,
+      links: [],
+      left: {
+        ...none,
+        records: [{ id: 'L9', fields: { l_email: 'z@x.com', l_name: 'Z', l_company: ['LC2'] } }],
+      },
+      right: none,
+      resolveRelation,
+    });
+    expect(waiting.operations[0]?.kind).toBe('create');
+    expect(
+      waiting.operations[0] && 'fields' in waiting.operations[0] ? waiting.operations[0].fields : {},
+    ).not.toHaveProperty('r_company');
+    expect(waiting.problems).toEqual([expect.objectContaining({ code: 'relation_pending' })]);
+  });
+
+  it('reports a value of the wrong type as a problem and leaves that field alone', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, records: [{ id: 'L1', fields: { l_email: 42, l_name: 'New' } as never }] },
+      right: none,
+    });
+    expect(r.problems).toEqual([
+      expect.objectContaining({ code: 'type_mismatch', fieldId: 'l_email', recordId: 'L1' }),
+    ]);
+    expect(r.operations).toEqual([expect.objectContaining({ fields: { r_name: 'New' } })]);
+  });
+
+  it('stores the post-image as the shadow, so app normalisation is not an edit', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, records: [L('L1', 'ada lovelace')] },
+      right: none,
+    });
+    const op = r.operations[0];
+    if (!op || op.kind !== 'update') throw new Error('expected an update');
+    const shadow = shadowAfterWrite(mapping(), op, {
+      id: 'R1',
+      fields: { r_email: 'a@x.com', r_name: 'Ada Lovelace' },
+    });
+    expect(shadow.name).toEqual({ l: 'ada lovelace', r: 'Ada Lovelace' });
+  });
+
+  it('cuts writes into batches of the connector size, creates first', () => {
+    const left = {
+      ...none,
+      records: Array.from({ length: 7 }, (_, i) => L(`L${i + 10}`, `N${i}`, `${i}@x.com`)),
+    };
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...left, records: [...left.records, L('L1', 'Changed')] },
+      right: none,
+    });
+    const batches = planWrites(r.operations, { left: 10, right: 3 });
+    expect(batches.map((b) => [b.kind, b.side, b.operations.length])).toEqual([
+      ['create', 'right', 3],
+      ['create', 'right', 3],
+      ['create', 'right', 1],
+      ['update', 'right', 1],
+    ]);
+  });
+});

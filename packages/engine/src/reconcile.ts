@@ -1,0 +1,516 @@
+import { convertValue } from './compatibility';
+import { type Filter, passesFilter } from './filter';
+import {
+  type CanonicalValue,
+  type Direction,
+  type FieldSpec,
+  otherSide,
+  type Problem,
+  type RecordData,
+  type Side,
+} from './types';
+import { hashString, normalizeValue, valuesEqual } from './values';
+
+export type FieldMapping = {
+  id: string;
+  left: FieldSpec;
+  right: FieldSpec;
+  direction: Direction;
+  owner?: Side | null;
+};
+export type MassDeletePolicy = { maxCount: number; maxFraction: number; minCountForFraction: number };
+export type ReconcilePolicy = {
+  conflictWinner: Side;
+  /** Hold conflicts for the user instead of applying the winner. */
+  conflictReview: boolean;
+  /** Deletes wait in the approval queue instead of being written. */
+  deleteProtection: boolean;
+  massDelete: MassDeletePolicy;
+};
+export const DEFAULT_MASS_DELETE: MassDeletePolicy = {
+  maxCount: 100,
+  maxFraction: 0.2,
+  minCountForFraction: 10,
+};
+export type TableMappingSpec = {
+  id: string;
+  direction: Direction;
+  fields: FieldMapping[];
+  filter?: Filter | null;
+  policy: ReconcilePolicy;
+};
+
+/** The shadow of one mapped field: the value each side held when the pair was last in step. */
+export type ShadowField = { l: CanonicalValue; r: CanonicalValue };
+export type Shadow = Record<string, ShadowField>;
+export type Link = {
+  id: string;
+  leftId: string | null;
+  rightId: string | null;
+  shadow: Shadow | null;
+  version: number;
+};
+
+/** What one side reported: changed records (or every record of a full scan), delete events, and whether the scan was complete. */
+export type ChangeSet = { records: RecordData[]; deletedIds: string[]; scanComplete: boolean };
+
+export type WriteOp =
+  | {
+      kind: 'create';
+      side: Side;
+      linkId: string | null;
+      sourceId: string;
+      fields: Record<string, CanonicalValue>;
+      intended: Shadow;
+      idempotencyKey: string;
+    }
+  | {
+      kind: 'update';
+      side: Side;
+      linkId: string;
+      remoteId: string;
+      fields: Record<string, CanonicalValue>;
+      intended: Shadow;
+      idempotencyKey: string;
+    }
+  | { kind: 'delete'; side: Side; linkId: string; remoteId: string; idempotencyKey: string };
+
+export type ReconcileResult = {
+  operations: WriteOp[];
+  /** Shadows that move without a write (false conflicts, accepted one-way edits, first-sync pairs already equal). */
+  shadowUpdates: { linkId: string; shadow: Shadow }[];
+  heldConflicts: {
+    linkId: string;
+    fieldMappingId: string;
+    left: CanonicalValue;
+    right: CanonicalValue;
+    shadow: ShadowField | null;
+  }[];
+  resolvedConflicts: {
+    linkId: string;
+    fieldMappingId: string;
+    winner: Side;
+    left: CanonicalValue;
+    right: CanonicalValue;
+  }[];
+  deleteApprovals: { linkId: string; side: Side; remoteId: string; reason: string }[];
+  unlinked: string[];
+  circuitBreaker: { side: Side; wouldDelete: number; linked: number } | null;
+  problems: Problem[];
+  stats: {
+    pairs: number;
+    unchanged: number;
+    echoes: number;
+    creates: number;
+    updates: number;
+    deletes: number;
+    conflicts: number;
+    falseConflicts: number;
+  };
+};
+
+export type ReconcileInput = {
+  mapping: TableMappingSpec;
+  links: Link[];
+  left: ChangeSet;
+  right: ChangeSet;
+  /** Linked records of this mapping in all (for the mass-delete threshold). */
+  totalLinks?: number;
+  /** Maps a linked-record id of one side to the other side's id through the target mapping's links. */
+  resolveRelation?: (fieldMappingId: string, fromSide: Side, remoteId: string) => string | null;
+};
+
+const fieldOf = (fm: FieldMapping, side: Side) => (side === 'left' ? fm.left : fm.right);
+const shadowOf = (sf: ShadowField, side: Side) => (side === 'left' ? sf.l : sf.r);
+const flows = (d: Direction, from: Side) =>
+  d === 'both' || d === (from === 'left' ? 'left_to_right' : 'right_to_left');
+const keyFor = (...parts: (string | number | null)[]) => hashString(parts.join('|'));
+
+/**
+ * Three-way reconcile of one table mapping: for every linked pair and mapped field, compare each
+ * side with the shadow and decide — nothing, propagate, false conflict, or conflict (by owner or
+ * winner side, or held for review); unlinked records create on the other side; deletes need
+ * positive evidence. Pure and deterministic: the same input gives the same plan.
+ */
+export function reconcile(input: ReconcileInput): ReconcileResult {
+  const { mapping } = input;
+  const out: ReconcileResult = {
+    operations: [],
+    shadowUpdates: [],
+    heldConflicts: [],
+    resolvedConflicts: [],
+    deleteApprovals: [],
+    unlinked: [],
+    circuitBreaker: null,
+    problems: [],
+    stats: {
+      pairs: 0,
+      unchanged: 0,
+      echoes: 0,
+      creates: 0,
+      updates: 0,
+      deletes: 0,
+      conflicts: 0,
+      falseConflicts: 0,
+    },
+  };
+  const records = {
+    left: new Map(input.left.records.map((r) => [r.id, r])),
+    right: new Map(input.right.records.map((r) => [r.id, r])),
+  };
+  const changes = { left: input.left, right: input.right };
+  const linkBy = { left: new Map<string, Link>(), right: new Map<string, Link>() };
+  for (const link of input.links) {
+    if (link.leftId) linkBy.left.set(link.leftId, link);
+    if (link.rightId) linkBy.right.set(link.rightId, link);
+  }
+  const deleted = (side: Side, link: Link): boolean => {
+    const id = side === 'left' ? link.leftId : link.rightId;
+    if (id === null) return false;
+    if (changes[side].deletedIds.includes(id)) return true;
+    // Absence is evidence only after a complete scan.
+    return changes[side].scanComplete && !records[side].has(id);
+  };
+
+  // Reads a side's value of one field, normalised; a value of the wrong type becomes a problem.
+  const readField = (
+    side: Side,
+    record: RecordData,
+    fm: FieldMapping,
+  ): { ok: boolean; value: CanonicalValue } => {
+    const spec = fieldOf(fm, side);
+    const raw = record.fields[spec.id];
+    const n = normalizeValue(spec.type, raw ?? null, { currencyCode: spec.options?.currencyCode });
+    if (!n.ok) {
+      out.problems.push({ ...n.problem, side, recordId: record.id, fieldId: spec.id });
+      return { ok: false, value: null };
+    }
+    return { ok: true, value: n.value };
+  };
+
+  // Converts a value for the other side, mapping linked-record ids; null when it must wait or fails.
+  const convertFor = (
+    from: Side,
+    fm: FieldMapping,
+    value: CanonicalValue,
+    recordId: string,
+  ): { ok: boolean; value: CanonicalValue } => {
+    const to = otherSide(from);
+    if (fm.left.type === 'relations' && Array.isArray(value)) {
+      const mapped: string[] = [];
+      for (const id of value as string[]) {
+        const target = input.resolveRelation?.(fm.id, from, id) ?? null;
+        if (target === null) {
+          // Never write a dangling id: wait until the linked record exists on the other side.
+          out.problems.push({
+            code: 'relation_pending',
+            side: from,
+            recordId,
+            fieldId: fieldOf(fm, from).id,
+            message: `Waits for linked record ${id} to be synced first.`,
+          });
+          return { ok: false, value: null };
+        }
+        mapped.push(target);
+      }
+      return { ok: true, value: mapped.length ? [...new Set(mapped)].sort() : null };
+    }
+    const c = convertValue(value, fieldOf(fm, from), fieldOf(fm, to));
+    if (!c.ok) {
+      out.problems.push({ ...c.problem, side: from, recordId, fieldId: fieldOf(fm, from).id });
+      return { ok: false, value: null };
+    }
+    return { ok: true, value: c.value };
+  };
+
+  const writable = (fm: FieldMapping, from: Side) =>
+    flows(mapping.direction, from) && flows(fm.direction, from) && !fieldOf(fm, otherSide(from)).readOnly;
+
+  const pendingDeletes: { side: Side; link: Link; remoteId: string }[] = [];
+
+  // 1. Linked pairs touched by this run.
+  const touched = new Set<Link>();
+  for (const side of ['left', 'right'] as const) {
+    for (const id of records[side].keys()) {
+      const l = linkBy[side].get(id);
+      if (l) touched.add(l);
+    }
+    for (const id of changes[side].deletedIds) {
+      const l = linkBy[side].get(id);
+      if (l) touched.add(l);
+    }
+    if (changes[side].scanComplete)
+      for (const l of input.links)
+        if ((side === 'left' ? l.leftId : l.rightId) && deleted(side, l)) touched.add(l);
+  }
+
+  for (const link of touched) {
+    out.stats.pairs++;
+    const L = link.leftId ? (records.left.get(link.leftId) ?? null) : null;
+    const R = link.rightId ? (records.right.get(link.rightId) ?? null) : null;
+    // A link whose other half was never created (a failed or interrupted create) creates it now.
+    if (!link.leftId && R) {
+      recreate('right', R, link);
+      continue;
+    }
+    if (!link.rightId && L) {
+      recreate('left', L, link);
+      continue;
+    }
+    const goneL = deleted('left', link);
+    const goneR = deleted('right', link);
+    if (goneL && goneR) {
+      out.unlinked.push(link.id);
+      continue;
+    }
+    if (goneL || goneR) {
+      const gone: Side = goneL ? 'left' : 'right';
+      const survivor = otherSide(gone);
+      const S = survivor === 'left' ? L : R;
+      const survivorId = (survivor === 'left' ? link.leftId : link.rightId) as string;
+      const editedSince =
+        S !== null &&
+        (link.shadow === null ||
+          mapping.fields.some((fm) => {
+            const v = readField(survivor, S, fm);
+            const sf = link.shadow?.[fm.id];
+            return v.ok && sf !== undefined && !valuesEqual(v.value, shadowOf(sf, survivor));
+          }));
+      if (editedSince || !flows(mapping.direction, gone)) {
+        // Delete on one side and edit on the other (or a one-way mirror): the record comes back.
+        if (S) recreate(survivor, S, link);
+        else
+          out.problems.push({
+            code: 'shadow_missing',
+            side: survivor,
+            recordId: survivorId,
+            message: 'Deleted on one side; the other side must be read again to decide.',
+          });
+        if (editedSince) out.stats.conflicts++;
+      } else {
+        pendingDeletes.push({ side: survivor, link, remoteId: survivorId });
+      }
+      continue;
+    }
+    if (
+      mapping.filter &&
+      ((L && !passesFilter(mapping.filter, 'left', L)) || (R && !passesFilter(mapping.filter, 'right', R)))
+    ) {
+      out.stats.unchanged++;
+      continue; // Outside the filter: left alone, neither written nor deleted.
+    }
+    reconcilePair(link, L, R);
+  }
+
+  function reconcilePair(link: Link, L: RecordData | null, R: RecordData | null) {
+    if (link.shadow === null && (!L || !R)) {
+      out.problems.push({
+        code: 'shadow_missing',
+        recordId: link.leftId ?? link.rightId ?? link.id,
+        message: 'This linked record has no synced state yet; both sides are read again next run.',
+      });
+      return;
+    }
+    const next: Shadow = { ...(link.shadow ?? {}) };
+    const writes: Record<Side, Record<string, CanonicalValue>> = { left: {}, right: {} };
+    let shadowMoved = false;
+    let anyChange = false;
+    for (const fm of mapping.fields) {
+      const sf = link.shadow?.[fm.id] ?? null;
+      const lv = L ? readField('left', L, fm) : { ok: true, value: sf ? sf.l : null };
+      const rv = R ? readField('right', R, fm) : { ok: true, value: sf ? sf.r : null };
+      if (!lv.ok || !rv.ok) continue;
+      const lc = sf === null ? true : L !== null && !valuesEqual(lv.value, sf.l);
+      const rc = sf === null ? true : R !== null && !valuesEqual(rv.value, sf.r);
+      if (!lc && !rc) continue;
+      anyChange = true;
+      const push = (from: Side): boolean => {
+        const to = otherSide(from);
+        const source = from === 'left' ? lv.value : rv.value;
+        const current = to === 'left' ? lv.value : rv.value;
+        const c = convertFor(from, fm, source, (from === 'left' ? link.leftId : link.rightId) ?? link.id);
+        if (!c.ok) return false;
+        if (valuesEqual(c.value, current)) {
+          // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
+          next[fm.id] = { l: lv.value, r: rv.value };
+          shadowMoved = true;
+          out.stats.echoes++;
+          return true;
+        }
+        writes[to][fieldOf(fm, to).id] = c.value;
+        next[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
+        return true;
+      };
+      if (lc && rc) {
+        // Both differ from the shadow: equal in substance is a false conflict, else a real one.
+        const asRight = convertFor('left', fm, lv.value, link.leftId ?? link.id);
+        if (asRight.ok && valuesEqual(asRight.value, rv.value)) {
+          next[fm.id] = { l: lv.value, r: rv.value };
+          shadowMoved = true;
+          out.stats.falseConflicts++;
+          continue;
+        }
+        const forced: Side | null =
+          writable(fm, 'left') && !writable(fm, 'right')
+            ? 'left'
+            : writable(fm, 'right') && !writable(fm, 'left')
+              ? 'right'
+              : null;
+        if (sf !== null && forced === null && mapping.policy.conflictReview && !fm.owner) {
+          out.heldConflicts.push({
+            linkId: link.id,
+            fieldMappingId: fm.id,
+            left: lv.value,
+            right: rv.value,
+            shadow: sf,
+          });
+          out.stats.conflicts++;
+          continue;
+        }
+        const winner = forced ?? fm.owner ?? mapping.policy.conflictWinner;
+        if (sf !== null) {
+          out.stats.conflicts++;
+          out.resolvedConflicts.push({
+            linkId: link.id,
+            fieldMappingId: fm.id,
+            winner,
+            left: lv.value,
+            right: rv.value,
+          });
+        }
+        if (writable(fm, winner)) push(winner);
+        else {
+          next[fm.id] = { l: lv.value, r: rv.value };
+          shadowMoved = true;
+        }
+        continue;
+      }
+      const from: Side = lc ? 'left' : 'right';
+      if (writable(fm, from)) push(from);
+      else {
+        // A one-way field: the edit on the receiving side stays there, and is not reported again.
+        next[fm.id] = { l: lv.value, r: rv.value };
+        shadowMoved = true;
+      }
+    }
+    if (!anyChange) {
+      out.stats.unchanged++;
+      return;
+    }
+    let wrote = false;
+    for (const to of ['left', 'right'] as const) {
+      if (Object.keys(writes[to]).length === 0) continue;
+      const remoteId = to === 'left' ? link.leftId : link.rightId;
+      if (!remoteId) continue;
+      wrote = true;
+      out.stats.updates++;
+      out.operations.push({
+        kind: 'update',
+        side: to,
+        linkId: link.id,
+        remoteId,
+        fields: writes[to],
+        intended: next,
+        idempotencyKey: keyFor(mapping.id, link.id, link.version, 'update', to),
+      });
+    }
+    if (!wrote && shadowMoved) out.shadowUpdates.push({ linkId: link.id, shadow: next });
+  }
+
+  function recreate(from: Side, record: RecordData, link: Link | null) {
+    const to = otherSide(from);
+    const fields: Record<string, CanonicalValue> = {};
+    const intended: Shadow = {};
+    for (const fm of mapping.fields) {
+      if (!writable(fm, from)) continue;
+      const v = readField(from, record, fm);
+      if (!v.ok) continue;
+      const c = convertFor(from, fm, v.value, record.id);
+      if (!c.ok) continue;
+      fields[fieldOf(fm, to).id] = c.value;
+      intended[fm.id] = from === 'left' ? { l: v.value, r: c.value } : { l: c.value, r: v.value };
+    }
+    out.stats.creates++;
+    out.operations.push({
+      kind: 'create',
+      side: to,
+      linkId: link?.id ?? null,
+      sourceId: record.id,
+      fields,
+      intended,
+      idempotencyKey: keyFor(
+        mapping.id,
+        link?.id ?? `${from}:${record.id}`,
+        link?.version ?? 0,
+        'create',
+        to,
+      ),
+    });
+  }
+
+  // 2. Records with no link: create them on the other side, where the direction and filter allow.
+  for (const from of ['left', 'right'] as const) {
+    if (!flows(mapping.direction, from)) continue;
+    for (const record of records[from].values()) {
+      if (linkBy[from].has(record.id)) continue;
+      if (!passesFilter(mapping.filter, from, record)) continue;
+      recreate(from, record, null);
+    }
+  }
+
+  // 3. Deletes: protection, then the mass-delete circuit breaker, then the writes.
+  const total = Math.max(input.totalLinks ?? input.links.length, input.links.length);
+  const { maxCount, maxFraction, minCountForFraction } = mapping.policy.massDelete;
+  for (const side of ['left', 'right'] as const) {
+    const list = pendingDeletes.filter((d) => d.side === side);
+    if (list.length === 0) continue;
+    if (list.length > maxCount || (list.length >= minCountForFraction && list.length > maxFraction * total)) {
+      out.circuitBreaker = { side, wouldDelete: list.length, linked: total };
+      continue;
+    }
+    for (const d of list) {
+      if (mapping.policy.deleteProtection) {
+        out.deleteApprovals.push({
+          linkId: d.link.id,
+          side,
+          remoteId: d.remoteId,
+          reason: `Deleted on the ${otherSide(side)} side.`,
+        });
+        continue;
+      }
+      out.stats.deletes++;
+      out.operations.push({
+        kind: 'delete',
+        side,
+        linkId: d.link.id,
+        remoteId: d.remoteId,
+        idempotencyKey: keyFor(mapping.id, d.link.id, d.link.version, 'delete', side),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The shadow after a successful write: the fields written take the value the app reports it stored
+ * (its post-image, normalised), so the app's own normalisation is never mistaken for an edit.
+ */
+export function shadowAfterWrite(
+  mapping: TableMappingSpec,
+  op: Extract<WriteOp, { kind: 'create' | 'update' }>,
+  postImage: RecordData,
+): Shadow {
+  const shadow: Shadow = { ...op.intended };
+  for (const fm of mapping.fields) {
+    const sf = shadow[fm.id];
+    if (!sf) continue;
+    const spec = fieldOf(fm, op.side);
+    if (!(spec.id in op.fields)) continue;
+    const n = normalizeValue(spec.type, postImage.fields[spec.id] ?? null, {
+      currencyCode: spec.options?.currencyCode,
+    });
+    if (!n.ok) continue;
+    shadow[fm.id] = op.side === 'left' ? { l: n.value, r: sf.r } : { l: sf.l, r: n.value };
+  }
+  return shadow;
+}

@@ -1,0 +1,2 @@
+export { MemoryApp } from './memory-app';
+export { type RunOptions, SyncSimulation } from './sync-simulation';

@@ -1,0 +1,138 @@
+import { convertValue } from '../compatibility';
+import {
+  type Link,
+  type ReconcileResult,
+  reconcile,
+  shadowAfterWrite,
+  type TableMappingSpec,
+} from '../reconcile';
+import type { Side } from '../types';
+import { normalizeValue, valuesEqual } from '../values';
+import { planWrites } from '../write-plan';
+import type { MemoryApp } from './memory-app';
+
+export type RunOptions = {
+  /** Full scans of both sides instead of incremental reads. */
+  fullScan?: boolean;
+  /** Lose every n-th record of a full scan (a page lost mid-scan). */
+  losePageEvery?: number;
+  /** Crash after this many writes, before their shadows and the cursors are stored. */
+  crashAfterWrites?: number;
+  /** Read from the previous cursors again (a replayed page or webhook). */
+  replay?: boolean;
+};
+
+/**
+ * The runtime's loop in miniature, over two MemoryApps: read, reconcile, write in batches, store
+ * post-images as shadows, then cursors — in that order, so a crash anywhere is recoverable.
+ */
+export class SyncSimulation {
+  readonly links = new Map<string, Link>();
+  private cursors: { left: number | null; right: number | null } = { left: null, right: null };
+  private previous: { left: number | null; right: number | null } = { left: null, right: null };
+  private linkSeq = 0;
+  last: ReconcileResult | null = null;
+
+  constructor(
+    readonly mapping: TableMappingSpec,
+    readonly apps: { left: MemoryApp; right: MemoryApp },
+    readonly batchSize = 3,
+  ) {}
+
+  run(options: RunOptions = {}): { crashed: boolean; result: ReconcileResult } {
+    const from = options.replay ? this.previous : this.cursors;
+    const readAt = (side: Side) => (options.fullScan || from[side] === null ? null : from[side]);
+    const endCursor = { left: this.apps.left.cursor, right: this.apps.right.cursor };
+    const left = this.apps.left.read(readAt('left'), { dropEvery: options.losePageEvery });
+    const right = this.apps.right.read(readAt('right'), { dropEvery: options.losePageEvery });
+    const result = reconcile({
+      mapping: this.mapping,
+      links: [...this.links.values()],
+      left,
+      right,
+      totalLinks: this.links.size,
+    });
+    this.last = result;
+    let writes = 0;
+    for (const batch of planWrites(result.operations, { left: this.batchSize, right: this.batchSize })) {
+      for (const op of batch.operations) {
+        if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites)
+          return { crashed: true, result };
+        writes++;
+        const app = this.apps[op.side];
+        if (op.kind === 'delete') {
+          app.delete(op.remoteId);
+          this.links.delete(op.linkId);
+          continue;
+        }
+        const post =
+          op.kind === 'create'
+            ? app.create(op.fields, op.idempotencyKey)
+            : app.update(op.remoteId, op.fields);
+        if (!post) continue;
+        const shadow = shadowAfterWrite(this.mapping, op, post);
+        if (op.kind === 'create') {
+          const existing = op.linkId ? this.links.get(op.linkId) : undefined;
+          const link: Link = existing
+            ? {
+                ...existing,
+                [op.side === 'left' ? 'leftId' : 'rightId']: post.id,
+                shadow,
+                version: existing.version + 1,
+              }
+            : {
+                id: `link${++this.linkSeq}`,
+                leftId: op.side === 'left' ? post.id : op.sourceId,
+                rightId: op.side === 'right' ? post.id : op.sourceId,
+                shadow,
+                version: 1,
+              };
+          this.links.set(link.id, link);
+        } else {
+          const link = this.links.get(op.linkId);
+          if (link) this.links.set(link.id, { ...link, shadow, version: link.version + 1 });
+        }
+      }
+    }
+    for (const u of result.shadowUpdates) {
+      const link = this.links.get(u.linkId);
+      if (link) this.links.set(link.id, { ...link, shadow: u.shadow, version: link.version + 1 });
+    }
+    for (const id of result.unlinked) this.links.delete(id);
+    // Cursors last: only after everything they cover is applied.
+    this.previous = this.cursors;
+    this.cursors = endCursor;
+    return { crashed: false, result };
+  }
+
+  /** Whether every linked pair holds the same values on both sides and in the shadow. */
+  converged(): { ok: boolean; why: string[] } {
+    const why: string[] = [];
+    for (const link of this.links.values()) {
+      const L = link.leftId ? this.apps.left.records.get(link.leftId) : undefined;
+      const R = link.rightId ? this.apps.right.records.get(link.rightId) : undefined;
+      if (!L || !R) {
+        why.push(`${link.id}: a side is missing`);
+        continue;
+      }
+      for (const fm of this.mapping.fields) {
+        const lv = normalizeValue(fm.left.type, L.fields[fm.left.id] ?? null);
+        const rv = normalizeValue(fm.right.type, R.fields[fm.right.id] ?? null);
+        if (!lv.ok || !rv.ok) continue;
+        const asRight = convertValue(lv.value, fm.left, fm.right);
+        if (!asRight.ok || !valuesEqual(asRight.value, rv.value))
+          why.push(`${link.id}.${fm.id}: ${JSON.stringify(lv.value)} vs ${JSON.stringify(rv.value)}`);
+        const sf = link.shadow?.[fm.id];
+        if (!sf || !valuesEqual(sf.l, lv.value) || !valuesEqual(sf.r, rv.value))
+          why.push(`${link.id}.${fm.id}: shadow behind`);
+      }
+    }
+    const linkedLeft = new Set([...this.links.values()].map((l) => l.leftId));
+    const linkedRight = new Set([...this.links.values()].map((l) => l.rightId));
+    for (const id of this.apps.left.records.keys())
+      if (!linkedLeft.has(id)) why.push(`left ${id} not linked`);
+    for (const id of this.apps.right.records.keys())
+      if (!linkedRight.has(id)) why.push(`right ${id} not linked`);
+    return { ok: why.length === 0, why };
+  }
+}

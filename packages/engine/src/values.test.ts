@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { markdownFromHtml, markdownToHtml, markdownToPlainText } from './rich-text';
+import { hashRecord, hashValue, normalizeDecimal, normalizeValue, valuesEqual } from './values';
+
+const n = (type: string, raw: unknown) => {
+  const r = normalizeValue(type, raw);
+  if (!r.ok) throw new Error(r.problem.message);
+  return r.value;
+};
+
+describe('canonical values', () => {
+  it('keeps numbers exact: bigint and numeric never pass through a float', () => {
+    expect(n('number', '9007199254740993')).toBe('9007199254740993');
+    expect(n('number', '12345678901234567890.123456789012345678')).toBe(
+      '12345678901234567890.123456789012345678',
+    );
+    expect(n('number', '1.50')).toBe('1.5');
+    expect(n('number', '-0.000')).toBe('0');
+    expect(n('number', 10n)).toBe('10');
+    expect(normalizeDecimal('1e3')).toBe('1000');
+    expect(normalizeValue('number', 'twelve').ok).toBe(false);
+  });
+
+  it('trims text, lower-cases emails, and treats empty as null', () => {
+    expect(n('text', '  Ada  ')).toBe('Ada');
+    expect(n('text', '')).toBeNull();
+    expect(n('email', ' Ada@Example.COM ')).toBe('ada@example.com');
+    expect(normalizeValue('email', 'not-an-email').ok).toBe(false);
+    expect(n('url', 'example.com/a')).toBe('https://example.com/a');
+  });
+
+  it('treats an absent checkbox as false, as apps that omit false do', () => {
+    expect(n('boolean', null)).toBe(false);
+    expect(n('boolean', undefined)).toBe(false);
+    expect(n('boolean', 'yes')).toBe(true);
+    expect(valuesEqual(n('boolean', null), n('boolean', false))).toBe(true);
+  });
+
+  it('sorts and de-duplicates multi-selects and relations', () => {
+    expect(n('multi_select', ['b', 'a', 'b', ' '])).toEqual(['a', 'b']);
+    expect(n('multi_select', [])).toBeNull();
+    expect(valuesEqual(n('relations', ['r2', 'r1']), n('relations', ['r1', 'r2']))).toBe(true);
+  });
+
+  it('normalises dates and datetimes to UTC', () => {
+    expect(n('date', '2026-03-04T23:30:00Z')).toBe('2026-03-04');
+    expect(n('datetime', '2026-03-04T23:30:00+02:00')).toBe('2026-03-04T21:30:00.000Z');
+    expect(n('datetime', '2026-03-04 10:00:00')).toBe('2026-03-04T10:00:00.000Z');
+    expect(normalizeValue('date', 'yesterday').ok).toBe(false);
+  });
+
+  it('normalises Markdown so equivalent spellings compare equal, and converts HTML', () => {
+    expect(valuesEqual(n('rich_text', '*hi* there'), n('rich_text', '_hi_ there'))).toBe(true);
+    expect(markdownFromHtml('<p>Hello <strong>world</strong></p><ul><li>a</li></ul>')).toBe(
+      'Hello *world*\n\n- a'.replace('*world*', '**world**'),
+    );
+    expect(markdownToHtml('**x**')).toBe('<p><strong>x</strong></p>');
+    expect(markdownToPlainText('# Title\n\nSome **bold** text')).toBe('Title\nSome bold text');
+  });
+
+  it('hashes by content, independent of key order', () => {
+    expect(hashRecord({ a: '1', b: ['x'] })).toBe(hashRecord({ b: ['x'], a: '1' }));
+    expect(hashValue('a')).not.toBe(hashValue('b'));
+    expect(valuesEqual({ minor: '100', code: 'EUR' }, { code: 'EUR', minor: '100' })).toBe(true);
+  });
+
+  it('refuses unknown field types and values of the wrong type with a problem, not a throw', () => {
+    const unknown = normalizeValue('hologram', 'x');
+    expect(unknown.ok).toBe(false);
+    if (!unknown.ok) expect(unknown.problem.code).toBe('unknown_type');
+    const wrong = normalizeValue('multi_select', 'not a list');
+    expect(wrong.ok).toBe(false);
+    if (!wrong.ok) expect(wrong.problem.code).toBe('type_mismatch');
+  });
+});

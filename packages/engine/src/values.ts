@@ -1,0 +1,218 @@
+import { Decimal } from 'decimal.js';
+import { normalizeMarkdown } from './rich-text';
+import {
+  type Attachment,
+  type CanonicalValue,
+  type Currency,
+  FIELD_TYPES,
+  type FieldType,
+  fail,
+  type JsonValue,
+  ok,
+  type Result,
+} from './types';
+
+// Enough precision for numeric(1000) and bigint without float loss.
+const D = Decimal.clone({ precision: 1000, toExpNeg: -1000, toExpPos: 1000 });
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** An exact decimal string: no exponent, no trailing zeros, no "-0". */
+export function normalizeDecimal(raw: string | number | bigint): string | null {
+  const text = typeof raw === 'string' ? raw.trim().replaceAll(/[,_\s]/g, '') : String(raw);
+  if (text === '' || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return null;
+  const d = new D(text);
+  if (d.isZero()) return '0';
+  return d.toFixed();
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+function toDate(raw: unknown): Date | null {
+  if (raw instanceof Date) return Number.isNaN(raw.getTime()) ? null : raw;
+  if (typeof raw === 'number') return Number.isFinite(raw) ? new Date(raw) : null;
+  if (typeof raw !== 'string') return null;
+  const text = raw.trim();
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
+  // A datetime without a zone is taken as UTC: canonical datetimes have no local time.
+  const withZone = /([zZ]|[+-]\d{2}:?\d{2})$/.test(text) || text.length === 10 ? text : `${text}Z`;
+  const d = new Date(withZone.replace(' ', 'T'));
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** JSON with sorted keys, so equal values have one spelling (for hashing and comparing). */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+}
+
+function sortedUnique(list: string[]): string[] | null {
+  const out = [...new Set(list.map((s) => s.trim()).filter((s) => s !== ''))].sort();
+  return out.length === 0 ? null : out;
+}
+
+function isType(type: string): type is FieldType {
+  return (FIELD_TYPES as readonly string[]).includes(type);
+}
+
+/**
+ * Normalises a value a connector read (or is about to write) into the canonical form of its field
+ * type, so that what an app stores after our write compares equal to what the shadow holds: text
+ * is trimmed, emails lower-cased, selects sorted, empty values are null, an absent boolean is false.
+ */
+export function normalizeValue(
+  type: string,
+  raw: unknown,
+  options: { currencyCode?: string } = {},
+): Result<CanonicalValue> {
+  if (!isType(type)) return fail('unknown_type', `Unknown field type "${type}".`);
+  if (raw === undefined) raw = null;
+  switch (type) {
+    case 'boolean': {
+      // Apps such as Airtable omit a false checkbox: absent and false are the same value.
+      if (raw === null || raw === false || raw === 0 || raw === '') return ok(false);
+      if (raw === true || raw === 1) return ok(true);
+      if (typeof raw === 'string') {
+        const t = raw.trim().toLowerCase();
+        if (['true', 'yes', '1', 'checked', 'on'].includes(t)) return ok(true);
+        if (['false', 'no', '0', 'unchecked', 'off'].includes(t)) return ok(false);
+      }
+      return fail('type_mismatch', `Expected a yes/no value, got ${JSON.stringify(raw)}.`);
+    }
+    case 'text':
+    case 'single_select':
+    case 'phone':
+    case 'rich_text': {
+      if (raw === null) return ok(null);
+      if (typeof raw !== 'string' && typeof raw !== 'number')
+        return fail('type_mismatch', `Expected text, got ${typeof raw}.`);
+      const t = String(raw).normalize('NFC').replaceAll(/\r\n?/g, '\n').trim();
+      if (t === '') return ok(null);
+      return ok(type === 'rich_text' ? normalizeMarkdown(t) : t);
+    }
+    case 'email': {
+      if (raw === null) return ok(null);
+      if (typeof raw !== 'string')
+        return fail('type_mismatch', `Expected an email address, got ${typeof raw}.`);
+      const t = raw.trim().toLowerCase();
+      if (t === '') return ok(null);
+      return EMAIL.test(t) ? ok(t) : fail('type_mismatch', `"${raw}" is not an email address.`);
+    }
+    case 'url': {
+      if (raw === null) return ok(null);
+      if (typeof raw !== 'string') return fail('type_mismatch', `Expected a URL, got ${typeof raw}.`);
+      const t = raw.trim();
+      if (t === '') return ok(null);
+      try {
+        const u = new URL(/^[a-z][a-z0-9+.-]*:/i.test(t) ? t : `https://${t}`);
+        return ok(u.toString());
+      } catch {
+        return fail('type_mismatch', `"${raw}" is not a URL.`);
+      }
+    }
+    case 'number':
+    case 'duration': {
+      if (raw === null || raw === '') return ok(null);
+      if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'bigint') {
+        return fail('type_mismatch', `Expected a number, got ${typeof raw}.`);
+      }
+      if (typeof raw === 'number' && !Number.isFinite(raw))
+        return fail('type_mismatch', `${raw} is not a finite number.`);
+      const n = normalizeDecimal(raw);
+      if (n === null) return fail('type_mismatch', `"${String(raw)}" is not a number.`);
+      return ok(type === 'duration' ? Number(n) : n);
+    }
+    case 'currency': {
+      if (raw === null) return ok(null);
+      if (typeof raw === 'object' && raw !== null && 'minor' in raw) {
+        const c = raw as Currency;
+        const minor = normalizeDecimal(c.minor);
+        if (minor === null || minor.includes('.'))
+          return fail('type_mismatch', 'Currency minor units must be a whole number.');
+        return ok({ minor, code: String(c.code || options.currencyCode || 'USD').toUpperCase() });
+      }
+      return fail('type_mismatch', 'Expected an amount in minor units with a currency code.');
+    }
+    case 'date': {
+      if (raw === null || raw === '') return ok(null);
+      const d = toDate(raw);
+      if (!d) return fail('type_mismatch', `"${String(raw)}" is not a date.`);
+      return ok(`${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`);
+    }
+    case 'datetime': {
+      if (raw === null || raw === '') return ok(null);
+      const d = toDate(raw);
+      return d ? ok(d.toISOString()) : fail('type_mismatch', `"${String(raw)}" is not a date and time.`);
+    }
+    case 'multi_select':
+    case 'relations': {
+      if (raw === null) return ok(null);
+      if (!Array.isArray(raw) || raw.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
+        return fail('type_mismatch', 'Expected a list of values.');
+      }
+      return ok(sortedUnique(raw.map(String)));
+    }
+    case 'attachments': {
+      if (raw === null) return ok(null);
+      if (!Array.isArray(raw)) return fail('type_mismatch', 'Expected a list of attachments.');
+      const out: Attachment[] = [];
+      for (const a of raw) {
+        if (typeof a !== 'object' || a === null || typeof (a as Attachment).url !== 'string') {
+          return fail('type_mismatch', 'Each attachment needs a url.');
+        }
+        const x = a as Partial<Attachment>;
+        out.push({
+          url: String(x.url),
+          filename: String(x.filename ?? String(x.url).split('/').pop() ?? 'file'),
+          size: typeof x.size === 'number' ? x.size : null,
+          type: typeof x.type === 'string' ? x.type : null,
+        });
+      }
+      return ok(out.length === 0 ? null : out);
+    }
+    case 'json': {
+      if (raw === null) return ok(null);
+      if (typeof raw === 'object' && raw !== null && 'json' in raw && Object.keys(raw).length === 1)
+        return ok(raw as { json: JsonValue });
+      return ok({ json: JSON.parse(stableJson(raw)) as JsonValue });
+    }
+  }
+}
+
+/** Equality of two canonical values (both already normalised). Fast for the common primitives. */
+export function valuesEqual(a: CanonicalValue, b: CanonicalValue): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length && typeof a[0] === 'string') {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  return stableJson(a) === stableJson(b);
+}
+
+/** A 53-bit hash (cyrb53) of a string: fast, well spread, not cryptographic. */
+export function hashString(text: string, seed = 0): string {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
+
+export function hashValue(value: CanonicalValue): string {
+  return hashString(stableJson(value));
+}
+
+/** A record's hash over its fields, independent of key order. */
+export function hashRecord(fields: Record<string, CanonicalValue>): string {
+  return hashString(stableJson(fields));
+}
