@@ -291,7 +291,7 @@ describe('reconcile', () => {
       right: none,
     });
     const op = r.operations[0];
-    if (!op || op.kind !== 'update') throw new Error('expected an update');
+    if (op?.kind !== 'update') throw new Error('expected an update');
     const shadow = shadowAfterWrite(mapping(), op, {
       id: 'R1',
       fields: { r_email: 'a@x.com', r_name: 'Ada Lovelace' },

@@ -69,6 +69,11 @@ export class MemoryApp {
     this.userDelete(id);
   }
 
+  /** How many stored changes the app has seen (user edits and sync writes that changed a record). */
+  get changeCount(): number {
+    return this.log.length;
+  }
+
   get cursor(): number {
     return this.seq;
   }

@@ -1,5 +1,6 @@
 import { convertValue } from '../compatibility';
 import {
+  type ChangeSet,
   type Link,
   type ReconcileResult,
   reconcile,
@@ -39,7 +40,11 @@ export class SyncSimulation {
     readonly batchSize = 3,
   ) {}
 
-  run(options: RunOptions = {}): { crashed: boolean; result: ReconcileResult } {
+  run(options: RunOptions = {}): {
+    crashed: boolean;
+    result: ReconcileResult;
+    reads: { left: ChangeSet; right: ChangeSet };
+  } {
     const from = options.replay ? this.previous : this.cursors;
     const readAt = (side: Side) => (options.fullScan || from[side] === null ? null : from[side]);
     const endCursor = { left: this.apps.left.cursor, right: this.apps.right.cursor };
@@ -57,7 +62,7 @@ export class SyncSimulation {
     for (const batch of planWrites(result.operations, { left: this.batchSize, right: this.batchSize })) {
       for (const op of batch.operations) {
         if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites)
-          return { crashed: true, result };
+          return { crashed: true, result, reads: { left, right } };
         writes++;
         const app = this.apps[op.side];
         if (op.kind === 'delete') {
@@ -102,7 +107,7 @@ export class SyncSimulation {
     // Cursors last: only after everything they cover is applied.
     this.previous = this.cursors;
     this.cursors = endCursor;
-    return { crashed: false, result };
+    return { crashed: false, result, reads: { left, right } };
   }
 
   /** Whether every linked pair holds the same values on both sides and in the shadow. */
