@@ -154,22 +154,21 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       falseConflicts: 0,
     },
   };
-  const records = {
-    left: new Map(input.left.records.map((r) => [r.id, r])),
-    right: new Map(input.right.records.map((r) => [r.id, r])),
+  // One hash lookup per record and side: an entry is claimed by its link, so unclaimed ones are new.
+  type Entry = { record: RecordData; claimed: boolean };
+  const index = (list: RecordData[]) => {
+    const m = new Map<string, Entry>();
+    for (const record of list) m.set(record.id, { record, claimed: false });
+    return m;
   };
+  const entries = { left: index(input.left.records), right: index(input.right.records) };
   const changes = { left: input.left, right: input.right };
-  const linkBy = { left: new Map<string, Link>(), right: new Map<string, Link>() };
-  for (const link of input.links) {
-    if (link.leftId) linkBy.left.set(link.leftId, link);
-    if (link.rightId) linkBy.right.set(link.rightId, link);
-  }
-  const deleted = (side: Side, link: Link): boolean => {
-    const id = side === 'left' ? link.leftId : link.rightId;
+  const deletedIds = { left: new Set(input.left.deletedIds), right: new Set(input.right.deletedIds) };
+  const deletedBy = (side: Side, id: string | null, found: boolean): boolean => {
     if (id === null) return false;
-    if (changes[side].deletedIds.includes(id)) return true;
+    if (deletedIds[side].size > 0 && deletedIds[side].has(id)) return true;
     // Absence is evidence only after a complete scan.
-    return changes[side].scanComplete && !records[side].has(id);
+    return changes[side].scanComplete && !found;
   };
 
   // Reads a side's value of one field, normalised; a value of the wrong type becomes a problem.
@@ -228,26 +227,18 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 
   const pendingDeletes: { side: Side; link: Link; remoteId: string }[] = [];
 
-  // 1. Linked pairs touched by this run.
-  const touched = new Set<Link>();
-  for (const side of ['left', 'right'] as const) {
-    for (const id of records[side].keys()) {
-      const l = linkBy[side].get(id);
-      if (l) touched.add(l);
-    }
-    for (const id of changes[side].deletedIds) {
-      const l = linkBy[side].get(id);
-      if (l) touched.add(l);
-    }
-    if (changes[side].scanComplete)
-      for (const l of input.links)
-        if ((side === 'left' ? l.leftId : l.rightId) && deleted(side, l)) touched.add(l);
-  }
-
-  for (const link of touched) {
+  // 1. Linked pairs touched by this run (the runtime passes the links of the records it read).
+  for (const link of input.links) {
+    const le = link.leftId ? entries.left.get(link.leftId) : undefined;
+    const re = link.rightId ? entries.right.get(link.rightId) : undefined;
+    if (le) le.claimed = true;
+    if (re) re.claimed = true;
+    const L = le?.record ?? null;
+    const R = re?.record ?? null;
+    const goneL = deletedBy('left', link.leftId, le !== undefined);
+    const goneR = deletedBy('right', link.rightId, re !== undefined);
+    if (!L && !R && !goneL && !goneR) continue;
     out.stats.pairs++;
-    const L = link.leftId ? (records.left.get(link.leftId) ?? null) : null;
-    const R = link.rightId ? (records.right.get(link.rightId) ?? null) : null;
     // A link whose other half was never created (a failed or interrupted create) creates it now.
     if (!link.leftId && R) {
       recreate('right', R, link);
@@ -257,8 +248,6 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       recreate('left', L, link);
       continue;
     }
-    const goneL = deleted('left', link);
-    const goneR = deleted('right', link);
     if (goneL && goneR) {
       out.unlinked.push(link.id);
       continue;
@@ -311,12 +300,25 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       });
       return;
     }
-    const next: Shadow = { ...(link.shadow ?? {}) };
+    // Allocated only when something changes: most pairs of a full scan are unchanged.
+    let nextShadow: Shadow | null = null;
+    const next = (): Shadow => {
+      nextShadow ??= { ...(link.shadow ?? {}) };
+      return nextShadow;
+    };
     const writes: Record<Side, Record<string, CanonicalValue>> = { left: {}, right: {} };
     let shadowMoved = false;
     let anyChange = false;
     for (const fm of mapping.fields) {
       const sf = link.shadow?.[fm.id] ?? null;
+      // Fast path: a value identical to the shadow's (apps return what we stored) needs no normalising.
+      if (
+        sf !== null &&
+        (L === null || (L.fields[fm.left.id] ?? null) === sf.l) &&
+        (R === null || (R.fields[fm.right.id] ?? null) === sf.r)
+      ) {
+        continue;
+      }
       const lv = L ? readField('left', L, fm) : { ok: true, value: sf ? sf.l : null };
       const rv = R ? readField('right', R, fm) : { ok: true, value: sf ? sf.r : null };
       if (!lv.ok || !rv.ok) continue;
@@ -332,20 +334,20 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         if (!c.ok) return false;
         if (valuesEqual(c.value, current)) {
           // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
-          next[fm.id] = { l: lv.value, r: rv.value };
+          next()[fm.id] = { l: lv.value, r: rv.value };
           shadowMoved = true;
           out.stats.echoes++;
           return true;
         }
         writes[to][fieldOf(fm, to).id] = c.value;
-        next[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
+        next()[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
         return true;
       };
       if (lc && rc) {
         // Both differ from the shadow: equal in substance is a false conflict, else a real one.
         const asRight = convertFor('left', fm, lv.value, link.leftId ?? link.id);
         if (asRight.ok && valuesEqual(asRight.value, rv.value)) {
-          next[fm.id] = { l: lv.value, r: rv.value };
+          next()[fm.id] = { l: lv.value, r: rv.value };
           shadowMoved = true;
           out.stats.falseConflicts++;
           continue;
@@ -380,7 +382,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         }
         if (writable(fm, winner)) push(winner);
         else {
-          next[fm.id] = { l: lv.value, r: rv.value };
+          next()[fm.id] = { l: lv.value, r: rv.value };
           shadowMoved = true;
         }
         continue;
@@ -389,7 +391,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       if (writable(fm, from)) push(from);
       else {
         // A one-way field: the edit on the receiving side stays there, and is not reported again.
-        next[fm.id] = { l: lv.value, r: rv.value };
+        next()[fm.id] = { l: lv.value, r: rv.value };
         shadowMoved = true;
       }
     }
@@ -410,11 +412,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         linkId: link.id,
         remoteId,
         fields: writes[to],
-        intended: next,
+        intended: next(),
         idempotencyKey: keyFor(mapping.id, link.id, link.version, 'update', to),
       });
     }
-    if (!wrote && shadowMoved) out.shadowUpdates.push({ linkId: link.id, shadow: next });
+    if (!wrote && shadowMoved) out.shadowUpdates.push({ linkId: link.id, shadow: next() });
   }
 
   function recreate(from: Side, record: RecordData, link: Link | null) {
@@ -451,8 +453,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   // 2. Records with no link: create them on the other side, where the direction and filter allow.
   for (const from of ['left', 'right'] as const) {
     if (!flows(mapping.direction, from)) continue;
-    for (const record of records[from].values()) {
-      if (linkBy[from].has(record.id)) continue;
+    for (const { record, claimed } of entries[from].values()) {
+      if (claimed) continue;
       if (!passesFilter(mapping.filter, from, record)) continue;
       recreate(from, record, null);
     }

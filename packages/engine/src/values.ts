@@ -16,6 +16,10 @@ import {
 const D = Decimal.clone({ precision: 1000, toExpNeg: -1000, toExpPos: 1000 });
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+// Fast paths: most values arrive already canonical, and reconcile normalises every field of every pair.
+const CANONICAL_DECIMAL = /^(?:0|-?(?:[1-9]\d*(?:\.\d*[1-9])?|0\.\d*[1-9]))$/;
+const PLAIN_ASCII = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+const CANONICAL_EMAIL = /^[\x21-\x3f\x5b-\x7e]+@[\x21-\x3f\x5b-\x7e]+$/;
 
 /** An exact decimal string: no exponent, no trailing zeros, no "-0". */
 export function normalizeDecimal(raw: string | number | bigint): string | null {
@@ -88,6 +92,7 @@ export function normalizeValue(
     case 'phone':
     case 'rich_text': {
       if (raw === null) return ok(null);
+      if (type !== 'rich_text' && typeof raw === 'string' && PLAIN_ASCII.test(raw)) return ok(raw);
       if (typeof raw !== 'string' && typeof raw !== 'number')
         return fail('type_mismatch', `Expected text, got ${typeof raw}.`);
       const t = String(raw).normalize('NFC').replaceAll(/\r\n?/g, '\n').trim();
@@ -98,6 +103,7 @@ export function normalizeValue(
       if (raw === null) return ok(null);
       if (typeof raw !== 'string')
         return fail('type_mismatch', `Expected an email address, got ${typeof raw}.`);
+      if (CANONICAL_EMAIL.test(raw)) return ok(raw);
       const t = raw.trim().toLowerCase();
       if (t === '') return ok(null);
       return EMAIL.test(t) ? ok(t) : fail('type_mismatch', `"${raw}" is not an email address.`);
@@ -122,6 +128,8 @@ export function normalizeValue(
       }
       if (typeof raw === 'number' && !Number.isFinite(raw))
         return fail('type_mismatch', `${raw} is not a finite number.`);
+      if (typeof raw === 'string' && CANONICAL_DECIMAL.test(raw))
+        return ok(type === 'duration' ? Number(raw) : raw);
       const n = normalizeDecimal(raw);
       if (n === null) return fail('type_mismatch', `"${String(raw)}" is not a number.`);
       return ok(type === 'duration' ? Number(n) : n);

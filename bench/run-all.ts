@@ -1,0 +1,12 @@
+import { type BenchRow, machine, printTable } from './harness';
+
+// `npm run bench`: every benchmark the landed code allows, one table. Figures never fail CI.
+const modules = ['./engine/reconcile.bench.ts', './engine/match.bench.ts', './engine/link-memory.bench.ts'];
+
+console.log(`Machine: ${machine()}\n`);
+const rows: BenchRow[] = [];
+for (const m of modules) {
+  const mod = (await import(m)) as { run: () => Promise<BenchRow[]> };
+  rows.push(...(await mod.run()));
+}
+printTable(rows);
