@@ -1,4 +1,5 @@
 import type { TableMappingInput } from '@lockstep/contract';
+import { checkFieldMapping, FIELD_TYPES, type FieldSpec, validateFilter } from '@lockstep/engine';
 import type { z } from 'zod';
 import type { Db } from '../db/database';
 import { HttpError } from '../http/http-error';
@@ -13,7 +14,12 @@ const invalid = (problems: string[]) => new HttpError(400, 'Invalid table mappin
  * to this sync's own left and right bases (so another user's ids are refused), and each match field
  * must be one of the mapped left columns. Existing mappings keep their ids and their record links.
  */
-export async function replaceTableMappings(db: Db, coreBase: CoreBaseRow, inputs: Input[]): Promise<void> {
+export async function replaceTableMappings(
+  db: Db,
+  coreBase: CoreBaseRow,
+  inputs: Input[],
+  allowUnsupported = false,
+): Promise<void> {
   const bases = await db
     .selectFrom('external_base')
     .select(['id', 'side'])
@@ -33,7 +39,7 @@ export async function replaceTableMappings(db: Db, coreBase: CoreBaseRow, inputs
   const columns = columnIds.length
     ? await db
         .selectFrom('external_column')
-        .select(['id', 'external_table_id', 'name', 'read_only'])
+        .select(['id', 'external_table_id', 'name', 'read_only', 'field_type'])
         .where('id', 'in', columnIds)
         .execute()
     : [];
@@ -65,14 +71,26 @@ export async function replaceTableMappings(db: Db, coreBase: CoreBaseRow, inputs
       }
       if (seen.has(c.rightColumnId)) problems.push(`${at}.rightColumnId: this field is already mapped.`);
       seen.add(c.rightColumnId);
-      // A read-only field (formula, rollup, computed) can only be a source: the direction follows.
-      const leftRo = columnById.get(c.leftColumnId)?.read_only === true;
-      const rightRo = columnById.get(c.rightColumnId)?.read_only === true;
-      if (leftRo && rightRo)
-        problems.push(`${at}: both fields are read-only, so nothing can sync between them.`);
-      else if (leftRo) c.syncDirection = 'left_to_right';
-      else if (rightRo) c.syncDirection = 'right_to_left';
+      // The engine decides compatibility: incompatible types are refused, and a read-only field
+      // (formula, rollup, computed) or a one-way conversion narrows the direction.
+      const left = columnById.get(c.leftColumnId);
+      const right = columnById.get(c.rightColumnId);
+      if (left && right) {
+        const spec = (col: typeof left): FieldSpec => ({
+          id: col.id,
+          name: col.name,
+          type: (FIELD_TYPES as readonly string[]).includes(col.field_type)
+            ? (col.field_type as FieldSpec['type'])
+            : 'json',
+          readOnly: col.read_only,
+        });
+        const check = checkFieldMapping(spec(left), spec(right), c.syncDirection);
+        if (!check.ok && !allowUnsupported) problems.push(`${at}: ${check.reason}`);
+        else if (check.ok) c.syncDirection = check.effectiveDirection;
+      }
     });
+    const filterProblem = validateFilter(m.filter, `${where}.filter`);
+    if (filterProblem) problems.push(filterProblem);
     const mappedLeft = new Set(m.columnMappings.map((c) => c.leftColumnId));
     for (const key of ['matchOnFieldId', 'matchOnSecondaryFieldId'] as const) {
       const v = m[key];

@@ -80,6 +80,7 @@ async function connectApps(u: User, coreBaseId: string) {
     leftName: await column(lt.id, 'full_name', 'text'),
     rightName: await column(rt.id, 'name', 'text'),
     leftScore: await column(lt.id, 'score', 'number', true),
+    leftFiles: await column(lt.id, 'files', 'attachments'),
     rightScore: await column(rt.id, 'score', 'number'),
   };
 }
@@ -239,7 +240,7 @@ describe('core bases (syncs)', () => {
     });
     expect(
       body.leftExternalBase.externalTables[0].externalColumns.map((c: { name: string }) => c.name),
-    ).toEqual(['email', 'full_name', 'score']);
+    ).toEqual(['email', 'files', 'full_name', 'score']);
 
     // Keeping the id keeps the mapping; a foreign table or an unmapped match field is refused.
     const again = await call('PATCH', `/rest/core-bases/${id}`, u, {
@@ -262,6 +263,44 @@ describe('core bases (syncs)', () => {
     });
     expect(unmatched.statusCode).toBe(400);
     expect((await call('GET', `/rest/core-bases/${id}`, u)).json().mappings.tableMappings[0].id).toBe(tm.id);
+
+    // Incompatible types and filters that do not parse are refused with their reasons.
+    const incompatible = await call('PATCH', `/rest/core-bases/${id}`, u, {
+      mappings: {
+        tableMappings: [
+          {
+            ...mapping,
+            columnMappings: [
+              ...mapping.columnMappings,
+              { leftColumnId: s.leftFiles, rightColumnId: s.rightName },
+            ],
+          },
+        ],
+      },
+    });
+    expect(incompatible.statusCode).toBe(400);
+    expect(incompatible.json().response.userFacingMessage.join(' ')).toMatch(
+      /attachments field \("files"\) cannot be mapped to a text field/,
+    );
+    const badFilter = await call('PATCH', `/rest/core-bases/${id}`, u, {
+      mappings: { tableMappings: [{ ...mapping, filter: { side: 'middle', fieldId: 'x', op: 'eq' } }] },
+    });
+    expect(badFilter.statusCode).toBe(400);
+    expect(badFilter.json().response.userFacingMessage.join(' ')).toMatch(
+      /filter\.side must be "left" or "right"/,
+    );
+    const goodFilter = await call('PATCH', `/rest/core-bases/${id}`, u, {
+      mappings: {
+        tableMappings: [
+          { ...mapping, id: tm.id, filter: { side: 'left', fieldId: 'email', op: 'not_empty' } },
+        ],
+      },
+    });
+    expect(goodFilter.json().mappings.tableMappings[0].filter).toEqual({
+      side: 'left',
+      fieldId: 'email',
+      op: 'not_empty',
+    });
   });
 
   it('deletes a sync with connected apps only with cascade=true, and everything it owns with it', async () => {
