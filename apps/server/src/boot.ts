@@ -6,10 +6,13 @@ import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/data
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
 import { ensureDemoDatabases } from './demo/demo-databases';
 import type { AppContext } from './http/context';
+import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
 import { loadSecrets } from './secrets';
 import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
+import { createSyncRunner } from './sync/run-sync-chunk';
+import { createRuntimeConnectors } from './sync/runtime-connectors';
 
 export type Booted = {
   ctx: AppContext;
@@ -54,11 +57,9 @@ export async function boot(
     await migrateToLatest(db);
     for (const email of config.staffEmails) await grantStaff(db, email);
     // Every role sends jobs; only worker processes (worker, all) run them.
-    const boss = await startQueue(databaseUrl, {
-      db,
-      runWorkers: options.runWorkers ?? config.role !== 'api',
-      log: (line) => log(line),
-    });
+    const boss = await startQueue(databaseUrl, { log: (line) => log(line) });
+    const runtimeConnectors = createRuntimeConnectors();
+    const secretBox = createSecretBox(secrets.secretKey);
     const ctx: AppContext = {
       boss,
       config,
@@ -67,11 +68,17 @@ export async function boot(
       auth,
       verifyBearer: createBearerVerifier(auth),
       intercomSecret: secrets.intercomSecret,
-      secretBox: createSecretBox(secrets.secretKey),
+      secretBox,
+      runtimeConnectors,
       connectors: createConnectorRegistry({
         allowPrivateHosts: config.environment === 'local' || config.environment === 'test',
       }),
     };
+    await registerJobs(boss, {
+      db,
+      runWorkers: options.runWorkers ?? config.role !== 'api',
+      runner: createSyncRunner({ db, secretBox, connectors: runtimeConnectors }),
+    });
     return {
       ctx,
       databaseUrl,

@@ -10,7 +10,10 @@ import type { AppContext } from '../src/http/context';
 export type TestApp = { app: FastifyInstance; ctx: AppContext; close: () => Promise<void> };
 
 /** A fresh database on the run's embedded PostgreSQL, migrated, with the real HTTP app on top. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { runWorkers?: boolean } = {},
+): Promise<TestApp> {
   const adminUrl = inject('adminDatabaseUrl');
   const name = `t_${randomBytes(6).toString('hex')}`;
   await ensureDatabase(adminUrl, name);
@@ -28,7 +31,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     },
     ['node', 'main', '--role=all'],
   );
-  const booted = await boot(config, () => {});
+  const booted = await boot(config, () => {}, { runWorkers: options.runWorkers ?? true });
   const app = await buildApp(booted.ctx);
   await app.ready();
   return {

@@ -137,6 +137,9 @@ describe('sync invariants (model-based)', () => {
         const state = sim.converged();
         expect(state.why).toEqual([]);
         // No duplicates: every record is linked exactly once, on both sides.
+        const linked = [...sim.links.values()];
+        expect(new Set(linked.map((l) => l.leftId)).size).toBe(linked.length);
+        expect(new Set(linked.map((l) => l.rightId)).size).toBe(linked.length);
         expect(sim.apps.left.records.size).toBe(sim.links.size);
         expect(sim.apps.right.records.size).toBe(sim.links.size);
         // Echo suppression and idempotent replay: more runs (plain, replayed, full) write nothing.

@@ -200,6 +200,49 @@ export type SyncLogExportTable = {
   created_at: Timestamp;
 };
 
+export type SyncCursorTable = {
+  external_table_id: string;
+  owner_id: string;
+  cursor: string | null;
+  full_scan_complete: Generated<boolean>;
+  updated_at: Timestamp;
+};
+
+export type PendingWriteTable = {
+  idempotency_key: string;
+  owner_id: string;
+  core_base_id: string;
+  core_meta_record_id: string | null;
+  side: string;
+  operation: string;
+  payload: Json<unknown>;
+  created_at: Timestamp;
+};
+
+export type DeleteApprovalTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  core_meta_record_id: string;
+  side: string;
+  reason: string;
+  status: Generated<'pending' | 'approved' | 'rejected'>;
+  created_at: Timestamp;
+};
+
+export type HeldConflictTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  core_meta_record_id: string;
+  column_mapping_id: string | null;
+  left_value: Json<unknown> | null;
+  right_value: Json<unknown> | null;
+  shadow_value: Json<unknown> | null;
+  status: Generated<'open' | 'resolved_left' | 'resolved_right'>;
+  created_at: Timestamp;
+};
+
 export type SyncErrorTable = {
   id: Generated<string>;
   owner_id: string;
@@ -262,6 +305,10 @@ export type Database = {
   sync_log_entry: SyncLogEntryTable;
   trace_log: TraceLogTable;
   sync_log_export: SyncLogExportTable;
+  sync_cursor: SyncCursorTable;
+  pending_write: PendingWriteTable;
+  delete_approval: DeleteApprovalTable;
+  held_conflict: HeldConflictTable;
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
 };

@@ -15,6 +15,7 @@ import type { Config } from '../config';
 import type { ConnectorRegistry } from '../connectors/connector-port';
 import type { Db } from '../db/database';
 import type { SecretBox } from '../services/secret-box';
+import type { createRuntimeConnectors } from '../sync/runtime-connectors';
 import { forbidden, unauthorized } from './http-error';
 
 export type AppContext = {
@@ -27,6 +28,8 @@ export type AppContext = {
   intercomSecret: string;
   secretBox: SecretBox;
   connectors: ConnectorRegistry;
+  /** Connectors used by runs, by type; tests register in-memory apps here. */
+  runtimeConnectors: ReturnType<typeof createRuntimeConnectors>;
 };
 
 export type Principal = { userId: string; email: string; staff: boolean; impersonatedBy: string | null };

@@ -1,8 +1,14 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
+import { registerReapStuckSyncs } from './reap-stuck-syncs';
+import { registerScheduleDueSyncs } from './schedule-due-syncs';
+import { registerSyncRun, type SyncRunner } from './sync-run';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
-export async function registerJobs(boss: PgBoss, deps: { db: Db; runWorkers: boolean }) {
+export async function registerJobs(boss: PgBoss, deps: { db: Db; runWorkers: boolean; runner: SyncRunner }) {
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
+  await registerSyncRun(boss, deps);
+  await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
+  await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
 }

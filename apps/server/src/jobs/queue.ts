@@ -1,6 +1,4 @@
 import { PgBoss } from 'pg-boss';
-import type { Db } from '../db/database';
-import { registerJobs } from './index';
 
 export type Queue = PgBoss;
 
@@ -10,11 +8,10 @@ export type Queue = PgBoss;
  */
 export async function startQueue(
   connectionString: string,
-  options: { db: Db; runWorkers: boolean; log: (line: string) => void },
+  options: { log: (line: string) => void },
 ): Promise<Queue> {
   const boss = new PgBoss({ connectionString, schema: 'pgboss', application_name: 'lockstep-queue' });
   boss.on('error', (error: Error) => options.log(`job queue error: ${error.message}`));
   await boss.start();
-  await registerJobs(boss, { db: options.db, runWorkers: options.runWorkers });
   return boss;
 }

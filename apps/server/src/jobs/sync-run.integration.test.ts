@@ -6,7 +6,6 @@ import {
   type ChunkResult,
   handleSyncRun,
   PRIORITY,
-  registerSyncRun,
   requestSyncRun,
   SYNC_RUN,
   type SyncRunner,
@@ -19,15 +18,14 @@ let t: TestApp;
 let userId: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // No workers: the tests drive each chunk themselves and look at the queue as it is.
+  t = await createTestApp({}, { runWorkers: false });
   const u = await signUp(t.app, 'runs@jobs.test');
   userId = u.userId;
   await t.ctx.db
     .insertInto('subscription')
     .values({ user_id: userId, product_type: 'pro', status: 'active' })
     .execute();
-  // The queue as production creates it, with no workers: the tests drive each chunk themselves.
-  await registerSyncRun(t.ctx.boss, { db: t.ctx.db, runner: scripted([]).runner, runWorkers: false });
 });
 afterAll(async () => t.close());
 

@@ -104,6 +104,16 @@ export async function registerSyncRun(
   });
   if (!deps.runWorkers) return;
   await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1 }, async (jobs) => {
-    for (const job of jobs) await handleSyncRun(deps.db, boss, deps.runner, job.data);
+    for (const job of jobs) {
+      try {
+        await handleSyncRun(deps.db, boss, deps.runner, job.data);
+      } catch (error) {
+        // Thrown means transient: pg-boss retries with backoff; say why in the log.
+        console.error(
+          `sync-run ${job.data.coreBaseId} failed, will retry: ${error instanceof Error ? error.message : String(error)}`,
+        );
+        throw error;
+      }
+    }
   });
 }

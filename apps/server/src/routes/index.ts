@@ -14,6 +14,7 @@ import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
+import { syncNow } from './core-bases/sync-now';
 import { getRecordHistory } from './core-meta-records/get-record-history';
 import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
@@ -26,6 +27,7 @@ import { patchExternalBase } from './external-bases/patch-external-base';
 import { updateTablePreviews } from './external-bases/update-table-previews';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
+import { clearAndRetry } from './sync-errors/clear-and-retry';
 import { getSyncError } from './sync-errors/get-sync-error';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
 import { suggestFix } from './sync-errors/suggest-fix';
@@ -68,6 +70,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteCoreBase,
     getSyncStatus,
     getSyncDisabledRecords,
+    syncNow,
     getConnectorInfo,
     createExternalConnection,
     listExternalConnections,
@@ -87,6 +90,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     listSyncErrors,
     getSyncError,
     suggestFix,
+    clearAndRetry,
     listStuckSyncs,
     getRecordHistory,
     getRecordStatus,

@@ -6,6 +6,7 @@ import {
   reconcile,
   shadowAfterWrite,
   type TableMappingSpec,
+  type WriteOp,
 } from '../reconcile';
 import type { Side } from '../types';
 import { normalizeValue, valuesEqual } from '../values';
@@ -32,6 +33,8 @@ export class SyncSimulation {
   private cursors: { left: number | null; right: number | null } = { left: null, right: null };
   private previous: { left: number | null; right: number | null } = { left: null, right: null };
   private linkSeq = 0;
+  /** Writes recorded before calling the app; a crash leaves them here for the next run to finish first. */
+  private pending = new Map<string, WriteOp>();
   last: ReconcileResult | null = null;
 
   constructor(
@@ -40,11 +43,58 @@ export class SyncSimulation {
     readonly batchSize = 3,
   ) {}
 
+  /** Finishes creates a crash interrupted, with their idempotency keys, so their records get linked. */
+  private recoverPending() {
+    for (const op of this.pending.values()) {
+      if (op.kind === 'create') this.applyWrite(op, true);
+    }
+    this.pending.clear();
+  }
+
+  /**
+   * `recovering`: the replayed create returns the record as it is now, which may hold later user
+   * edits; the shadow then takes what we wrote (intended), so those edits still count as changes.
+   */
+  private applyWrite(op: WriteOp, recovering = false) {
+    const app = this.apps[op.side];
+    if (op.kind === 'delete') {
+      app.delete(op.remoteId);
+      this.links.delete(op.linkId);
+      return;
+    }
+    const post =
+      op.kind === 'create' ? app.create(op.fields, op.idempotencyKey) : app.update(op.remoteId, op.fields);
+    if (!post) return;
+    const shadow = recovering ? op.intended : shadowAfterWrite(this.mapping, op, post);
+    if (op.kind === 'create') {
+      const existing = op.linkId ? this.links.get(op.linkId) : undefined;
+      const link: Link = existing
+        ? {
+            ...existing,
+            [op.side === 'left' ? 'leftId' : 'rightId']: post.id,
+            shadow,
+            version: existing.version + 1,
+          }
+        : {
+            id: `link${++this.linkSeq}`,
+            leftId: op.side === 'left' ? post.id : op.sourceId,
+            rightId: op.side === 'right' ? post.id : op.sourceId,
+            shadow,
+            version: 1,
+          };
+      this.links.set(link.id, link);
+    } else {
+      const link = this.links.get(op.linkId);
+      if (link) this.links.set(link.id, { ...link, shadow, version: link.version + 1 });
+    }
+  }
+
   run(options: RunOptions = {}): {
     crashed: boolean;
     result: ReconcileResult;
     reads: { left: ChangeSet; right: ChangeSet };
   } {
+    this.recoverPending();
     const from = options.replay ? this.previous : this.cursors;
     const readAt = (side: Side) => (options.fullScan || from[side] === null ? null : from[side]);
     const endCursor = { left: this.apps.left.cursor, right: this.apps.right.cursor };
@@ -61,42 +111,17 @@ export class SyncSimulation {
     let writes = 0;
     for (const batch of planWrites(result.operations, { left: this.batchSize, right: this.batchSize })) {
       for (const op of batch.operations) {
-        if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites)
+        if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites) {
+          // The crash came after the app took the write: it is still pending for the next run.
+          this.pending.set(op.idempotencyKey, op);
+          const app = this.apps[op.side];
+          if (op.kind === 'create') app.create(op.fields, op.idempotencyKey);
+          else if (op.kind === 'update') app.update(op.remoteId, op.fields);
+          else app.delete(op.remoteId);
           return { crashed: true, result, reads: { left, right } };
+        }
         writes++;
-        const app = this.apps[op.side];
-        if (op.kind === 'delete') {
-          app.delete(op.remoteId);
-          this.links.delete(op.linkId);
-          continue;
-        }
-        const post =
-          op.kind === 'create'
-            ? app.create(op.fields, op.idempotencyKey)
-            : app.update(op.remoteId, op.fields);
-        if (!post) continue;
-        const shadow = shadowAfterWrite(this.mapping, op, post);
-        if (op.kind === 'create') {
-          const existing = op.linkId ? this.links.get(op.linkId) : undefined;
-          const link: Link = existing
-            ? {
-                ...existing,
-                [op.side === 'left' ? 'leftId' : 'rightId']: post.id,
-                shadow,
-                version: existing.version + 1,
-              }
-            : {
-                id: `link${++this.linkSeq}`,
-                leftId: op.side === 'left' ? post.id : op.sourceId,
-                rightId: op.side === 'right' ? post.id : op.sourceId,
-                shadow,
-                version: 1,
-              };
-          this.links.set(link.id, link);
-        } else {
-          const link = this.links.get(op.linkId);
-          if (link) this.links.set(link.id, { ...link, shadow, version: link.version + 1 });
-        }
+        this.applyWrite(op);
       }
     }
     for (const u of result.shadowUpdates) {

@@ -1,5 +1,6 @@
 import { CoreBase, PatchCoreBaseBody } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
 import { findCoreBase, toCoreBase } from '../../services/core-bases';
 import { assertPlanAllows } from '../../services/plan-guard';
 import { replaceTableMappings } from '../../services/table-mappings';
@@ -40,6 +41,10 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
         .where('id', '=', row.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      // Switching on starts a run at once instead of waiting for the schedule.
+      if (syncState === 'on' && row.sync_state === 'off') {
+        await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
+      }
       return toCoreBase(
         ctx.db,
         updated,

@@ -1,0 +1,623 @@
+import { ConnectorError, isRetryable, type TableConnector, type WriteRequest } from '@lockstep/connectors';
+import {
+  type Link,
+  matchRecords,
+  planWrites,
+  type ReconcileResult,
+  type RecordData,
+  reconcile,
+  type Shadow,
+  shadowAfterWrite,
+  type WriteOp,
+} from '@lockstep/engine';
+import type { Db } from '../db/database';
+import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
+import type { SecretBox } from '../services/secret-box';
+import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
+import type { RuntimeConnectors } from './runtime-connectors';
+
+const PAGE_SIZE = 500;
+
+type Deps = { db: Db; secretBox: SecretBox; connectors: RuntimeConnectors };
+type Counts = Record<string, number>;
+
+/** A problem that stops the run (bad credentials, a missing connector): the run fails with this text. */
+class RunStop extends Error {}
+
+async function connectorFor(deps: Deps, side: SidePlan): Promise<TableConnector> {
+  let secrets: Record<string, string> = {};
+  if (side.connectionId) {
+    const conn = await deps.db
+      .selectFrom('external_connection')
+      .select(['secrets', 'status'])
+      .where('id', '=', side.connectionId)
+      .executeTakeFirst();
+    if (!conn) throw new RunStop('A connection of this sync was deleted. Reconnect the app.');
+    if (conn.status === 'broken')
+      throw new RunStop('A connection of this sync is broken. Reconnect the app to resume.');
+    secrets = deps.secretBox.open<{ connectionItems: Record<string, string> }>(conn.secrets).connectionItems;
+  }
+  const connector = deps.connectors.forConnection(side.type, secrets);
+  if (!connector) throw new RunStop(`The ${side.type} connector is not available on this server.`);
+  return connector;
+}
+
+type LinkRow = {
+  id: string;
+  left_remote_id: string | null;
+  right_remote_id: string | null;
+  shadow: Shadow | Record<string, never>;
+  shadow_version: number;
+};
+const toLink = (r: LinkRow): Link => ({
+  id: r.id,
+  leftId: r.left_remote_id,
+  rightId: r.right_remote_id,
+  shadow: Object.keys(r.shadow).length === 0 ? null : (r.shadow as Shadow),
+  version: r.shadow_version,
+});
+
+/**
+ * The engine-backed runner: for each table mapping, read a page of each side from its cursor,
+ * match on the first sync, reconcile, write in the connectors' batch sizes with pending writes
+ * recorded first, store post-images as shadows with history and operations in one transaction per
+ * item, turn per-record failures into issues, and store the cursors last.
+ */
+export function createSyncRunner(deps: Deps): SyncRunner {
+  return {
+    async runChunk({ coreBaseId, syncLogId }): Promise<{ result: ChunkResult; error?: string }> {
+      const plan = await loadSyncPlan(deps.db, coreBaseId);
+      if (!plan) return { result: 'done' };
+      const counts: Counts = {};
+      let more = false;
+      try {
+        for (const m of plan.mappings) {
+          more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts)) || more;
+        }
+      } catch (error) {
+        if (error instanceof RunStop) return { result: 'failed', error: error.message };
+        if (error instanceof ConnectorError && !isRetryable(error.code)) {
+          if (error.code === 'auth_invalid' || error.code === 'permission_denied') {
+            await pauseForBrokenConnection(deps.db, coreBaseId, error.userFacingMessage);
+          }
+          return { result: 'failed', error: error.userFacingMessage };
+        }
+        throw error; // transient: pg-boss retries the chunk with backoff
+      } finally {
+        await addCounts(deps.db, syncLogId, counts);
+      }
+      return { result: more ? 'more_work' : 'done' };
+    },
+  };
+}
+
+async function addCounts(db: Db, syncLogId: string, counts: Counts) {
+  if (Object.keys(counts).length === 0) return;
+  const log = await db.selectFrom('sync_log').select('counts').where('id', '=', syncLogId).executeTakeFirst();
+  const merged: Counts = { ...(log?.counts ?? {}) };
+  for (const [k, v] of Object.entries(counts)) merged[k] = (merged[k] ?? 0) + v;
+  await db
+    .updateTable('sync_log')
+    .set({ counts: JSON.stringify(merged) })
+    .where('id', '=', syncLogId)
+    .execute();
+}
+
+/** A connection whose credentials fail: marked broken, the sync paused, the user told (an issue). */
+async function pauseForBrokenConnection(db: Db, coreBaseId: string, message: string) {
+  const bases = await db
+    .selectFrom('external_base')
+    .select(['external_connection_id', 'owner_id'])
+    .where('core_base_id', '=', coreBaseId)
+    .execute();
+  for (const b of bases) {
+    if (!b.external_connection_id) continue;
+    await db
+      .updateTable('external_connection')
+      .set({ status: 'broken', broken_reason: message, updated_at: new Date() })
+      .where('id', '=', b.external_connection_id)
+      .execute();
+  }
+  await db
+    .updateTable('core_base')
+    .set({ sync_state: 'off', sync_state_changed_at: new Date() })
+    .where('id', '=', coreBaseId)
+    .execute();
+  const owner = bases[0]?.owner_id;
+  if (owner) {
+    await db
+      .insertInto('sync_error')
+      .values({
+        owner_id: owner,
+        core_base_id: coreBaseId,
+        code: 'auth_invalid',
+        message,
+        user_facing_message: `${message} The sync is paused until you reconnect.`,
+        details: '{}',
+      })
+      .execute();
+  }
+}
+
+async function readCursor(db: Db, tableId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('sync_cursor')
+    .select('cursor')
+    .where('external_table_id', '=', tableId)
+    .executeTakeFirst();
+  return row?.cursor ?? null;
+}
+
+async function runMapping(
+  deps: Deps,
+  ownerId: string,
+  coreBaseId: string,
+  syncLogId: string,
+  m: MappingPlan,
+  counts: Counts,
+): Promise<boolean> {
+  const { db } = deps;
+  const left = await connectorFor(deps, m.left);
+  const right = await connectorFor(deps, m.right);
+  await recoverPendingCreates(deps, {
+    ownerId,
+    coreBaseId,
+    syncLogId,
+    m,
+    connectors: { left, right },
+    counts,
+  });
+  // Issues being retried: read their tables in full again, so the failed records come back.
+  const retrying = await db
+    .selectFrom('sync_error')
+    .select('id')
+    .where('core_base_id', '=', coreBaseId)
+    .where('status', '=', 'retrying')
+    .executeTakeFirst();
+  const cursor = {
+    left: retrying ? null : await readCursor(db, m.left.tableId),
+    right: retrying ? null : await readCursor(db, m.right.tableId),
+  };
+  const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
+  const [pageL, pageR] = await Promise.all([
+    left.read(m.left.tableRemoteId, cursor.left, { pageSize: PAGE_SIZE }),
+    right.read(m.right.tableRemoteId, cursor.right, { pageSize: PAGE_SIZE }),
+  ]);
+
+  if (firstSync && m.matchOn.primary)
+    await linkMatches(db, ownerId, coreBaseId, m, pageL.records, pageR.records);
+
+  const ids = {
+    left: [...pageL.records.map((r) => r.id), ...pageL.deletedIds],
+    right: [...pageR.records.map((r) => r.id), ...pageR.deletedIds],
+  };
+  let linkQuery = db
+    .selectFrom('core_meta_record')
+    .select(['id', 'left_remote_id', 'right_remote_id', 'shadow', 'shadow_version'])
+    .where('table_mapping_id', '=', m.tableMappingId);
+  // A complete scan needs every link (absence is evidence); otherwise only the links of what was read.
+  if (!pageL.scanComplete && !pageR.scanComplete) {
+    linkQuery = linkQuery.where((eb) =>
+      eb.or([
+        ...(ids.left.length ? [eb('left_remote_id', 'in', ids.left)] : []),
+        ...(ids.right.length ? [eb('right_remote_id', 'in', ids.right)] : []),
+        eb.val(false),
+      ]),
+    );
+  }
+  const links = (await linkQuery.execute()).map((r) => toLink(r as LinkRow));
+  const total = await db
+    .selectFrom('core_meta_record')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('table_mapping_id', '=', m.tableMappingId)
+    .executeTakeFirstOrThrow();
+  const result = reconcile({
+    mapping: m.spec,
+    links,
+    left: { records: pageL.records, deletedIds: pageL.deletedIds, scanComplete: pageL.scanComplete },
+    right: { records: pageR.records, deletedIds: pageR.deletedIds, scanComplete: pageR.scanComplete },
+    totalLinks: Number(total.n),
+  });
+  await applyResult(deps, { ownerId, coreBaseId, syncLogId, m, result, connectors: { left, right }, counts });
+
+  // Cursors last: only after everything they cover is applied.
+  for (const [side, page] of [
+    ['left', pageL],
+    ['right', pageR],
+  ] as const) {
+    const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
+    await db
+      .insertInto('sync_cursor')
+      .values({
+        external_table_id: tableId,
+        owner_id: ownerId,
+        cursor: page.nextCursor,
+        full_scan_complete: page.scanComplete,
+      })
+      .onConflict((oc) =>
+        oc.column('external_table_id').doUpdateSet({ cursor: page.nextCursor, updated_at: new Date() }),
+      )
+      .execute();
+  }
+  if (retrying) {
+    // Whatever is still failing was reopened above as a fresh issue; the retried ones are done.
+    await db
+      .updateTable('sync_error')
+      .set({ status: 'resolved', updated_at: new Date() })
+      .where('core_base_id', '=', coreBaseId)
+      .where('status', '=', 'retrying')
+      .execute();
+  }
+  return pageL.hasMore || pageR.hasMore;
+}
+
+/**
+ * Creates a crash interrupted (recorded as pending, never confirmed) are sent again with their
+ * idempotency keys before anything is read, so the record the app already made gets linked instead
+ * of being read as new and copied back.
+ */
+async function recoverPendingCreates(deps: Deps, a: Omit<ApplyInput, 'result'>) {
+  const rows = await deps.db
+    .selectFrom('pending_write')
+    .select(['idempotency_key', 'payload', 'side'])
+    .where('core_base_id', '=', a.coreBaseId)
+    .where('operation', '=', 'create')
+    .execute();
+  for (const row of rows) {
+    const { tableMappingId, op } = row.payload as { tableMappingId: string; op: WriteOp };
+    if (tableMappingId !== a.m.tableMappingId || op.kind !== 'create') continue;
+    const table = op.side === 'left' ? a.m.left.tableRemoteId : a.m.right.tableRemoteId;
+    const [r] = await a.connectors[op.side].write(table, [
+      { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey },
+    ]);
+    await deps.db.transaction().execute(async (trx) => {
+      if (r?.ok) await applySuccess(trx, { ...a, result: EMPTY_RESULT }, op, r.remoteId, r.postImage, true);
+      await trx.deleteFrom('pending_write').where('idempotency_key', '=', row.idempotency_key).execute();
+    });
+  }
+}
+
+const EMPTY_RESULT = reconcile({
+  mapping: {
+    id: '',
+    direction: 'both',
+    fields: [],
+    policy: {
+      conflictWinner: 'left',
+      conflictReview: false,
+      deleteProtection: false,
+      massDelete: { maxCount: 0, maxFraction: 0, minCountForFraction: 0 },
+    },
+  },
+  links: [],
+  left: { records: [], deletedIds: [], scanComplete: false },
+  right: { records: [], deletedIds: [], scanComplete: false },
+});
+
+async function hasLinks(db: Db, tableMappingId: string) {
+  return (
+    (await db
+      .selectFrom('core_meta_record')
+      .select('id')
+      .where('table_mapping_id', '=', tableMappingId)
+      .limit(1)
+      .executeTakeFirst()) !== undefined
+  );
+}
+
+/** First sync: pair records on the match field(s); a pair is linked with no shadow, so reconcile settles it by the winner side. */
+async function linkMatches(
+  db: Db,
+  ownerId: string,
+  coreBaseId: string,
+  m: MappingPlan,
+  left: MappingPlan['spec']['fields'] extends unknown ? Parameters<typeof matchRecords>[0]['left'] : never,
+  right: Parameters<typeof matchRecords>[0]['right'],
+) {
+  const primary = m.spec.fields.find((f) => f.id === m.matchOn.primary);
+  if (!primary) return;
+  const secondary = m.spec.fields.find((f) => f.id === m.matchOn.secondary);
+  const matched = matchRecords({
+    left,
+    right,
+    key: { leftFieldId: primary.left.id, rightFieldId: primary.right.id, type: primary.left.type },
+    ...(secondary
+      ? {
+          secondary: {
+            leftFieldId: secondary.left.id,
+            rightFieldId: secondary.right.id,
+            type: secondary.left.type,
+          },
+        }
+      : {}),
+  });
+  if (matched.pairs.length > 0) {
+    await db
+      .insertInto('core_meta_record')
+      .values(
+        matched.pairs.map((p) => ({
+          owner_id: ownerId,
+          core_base_id: coreBaseId,
+          table_mapping_id: m.tableMappingId,
+          left_remote_id: p.leftId,
+          right_remote_id: p.rightId,
+          shadow: '{}',
+        })),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+}
+
+type ApplyInput = {
+  ownerId: string;
+  coreBaseId: string;
+  syncLogId: string;
+  m: MappingPlan;
+  result: ReconcileResult;
+  connectors: { left: TableConnector; right: TableConnector };
+  counts: Counts;
+};
+
+const bump = (counts: Counts, key: string, by = 1) => {
+  counts[key] = (counts[key] ?? 0) + by;
+};
+
+async function applyResult(deps: Deps, a: ApplyInput) {
+  const { db } = deps;
+  const { m, result, counts } = a;
+  bump(counts, 'echoes', result.stats.echoes);
+  bump(counts, 'conflicts', result.stats.conflicts);
+  const batches = planWrites(result.operations, {
+    left: a.connectors.left.capabilities.batchSize,
+    right: a.connectors.right.capabilities.batchSize,
+  });
+  for (const batch of batches) {
+    const side = batch.side;
+    const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
+    // Recorded before calling the app: a crash between the write and the shadow is recognised.
+    await db
+      .insertInto('pending_write')
+      .values(
+        batch.operations.map((op) => ({
+          idempotency_key: op.idempotencyKey,
+          owner_id: a.ownerId,
+          core_base_id: a.coreBaseId,
+          core_meta_record_id: op.linkId,
+          side,
+          operation: op.kind,
+          payload: JSON.stringify({ tableMappingId: m.tableMappingId, op }),
+        })),
+      )
+      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .execute();
+    const requests: WriteRequest[] = batch.operations.map((op) =>
+      op.kind === 'create'
+        ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
+        : op.kind === 'update'
+          ? { kind: 'update', remoteId: op.remoteId, fields: op.fields, idempotencyKey: op.idempotencyKey }
+          : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
+    );
+    const results = await a.connectors[side].write(table, requests);
+    for (const [i, op] of batch.operations.entries()) {
+      const r = results[i];
+      await db.transaction().execute(async (trx) => {
+        if (!r || !r.ok) {
+          const error =
+            r && !r.ok
+              ? r.error
+              : {
+                  code: 'transient' as const,
+                  message: 'No result for this item',
+                  userFacingMessage: 'The app did not answer for this record.',
+                };
+          await recordIssue(trx, a, op, error);
+          bump(counts, 'failed');
+        } else {
+          await applySuccess(trx, a, op, r.remoteId, r.postImage);
+          bump(counts, `${op.kind}d_${side}`);
+        }
+        await trx.deleteFrom('pending_write').where('idempotency_key', '=', op.idempotencyKey).execute();
+      });
+    }
+  }
+  for (const u of result.shadowUpdates) {
+    await db
+      .updateTable('core_meta_record')
+      .set((eb) => ({
+        shadow: JSON.stringify(u.shadow),
+        shadow_version: eb('shadow_version', '+', 1),
+        updated_at: new Date(),
+      }))
+      .where('id', '=', u.linkId)
+      .execute();
+  }
+  if (result.unlinked.length)
+    await db.deleteFrom('core_meta_record').where('id', 'in', result.unlinked).execute();
+  for (const c of result.heldConflicts) {
+    await db
+      .insertInto('held_conflict')
+      .values({
+        owner_id: a.ownerId,
+        core_base_id: a.coreBaseId,
+        core_meta_record_id: c.linkId,
+        column_mapping_id: c.fieldMappingId,
+        left_value: JSON.stringify(c.left),
+        right_value: JSON.stringify(c.right),
+        shadow_value: JSON.stringify(c.shadow),
+      })
+      .execute();
+  }
+  for (const d of result.deleteApprovals) {
+    await db
+      .insertInto('delete_approval')
+      .values({
+        owner_id: a.ownerId,
+        core_base_id: a.coreBaseId,
+        core_meta_record_id: d.linkId,
+        side: d.side,
+        reason: d.reason,
+      })
+      .execute();
+  }
+  if (result.circuitBreaker) {
+    const cb = result.circuitBreaker;
+    await db
+      .insertInto('sync_error')
+      .values({
+        owner_id: a.ownerId,
+        core_base_id: a.coreBaseId,
+        side: cb.side,
+        code: 'mass_delete',
+        message: `Run would delete ${cb.wouldDelete} of ${cb.linked} records on the ${cb.side} side`,
+        user_facing_message: `This run would have deleted ${cb.wouldDelete} of ${cb.linked} records on the ${cb.side} side, so it deleted nothing. Review the deletions before they happen.`,
+        details: JSON.stringify(cb),
+      })
+      .execute();
+  }
+  for (const p of result.problems) {
+    if (!p.recordId || p.code === 'relation_pending') continue;
+    await recordIssue(
+      db,
+      a,
+      null,
+      { code: p.code, message: p.message, userFacingMessage: p.message },
+      p.side ?? null,
+      p.recordId,
+    );
+  }
+}
+
+/** A per-record failure becomes an issue (once while it stays open), with the app's message. */
+async function recordIssue(
+  db: Db,
+  a: ApplyInput,
+  op: WriteOp | null,
+  error: { code: string; message: string; userFacingMessage: string },
+  side: 'left' | 'right' | null = op?.side ?? null,
+  remoteId: string | null = op && op.kind !== 'create'
+    ? op.remoteId
+    : op?.kind === 'create'
+      ? op.sourceId
+      : null,
+) {
+  const existing = await db
+    .selectFrom('sync_error')
+    .select('id')
+    .where('core_base_id', '=', a.coreBaseId)
+    .where('remote_id', '=', remoteId ?? '')
+    .where('code', '=', error.code)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  if (existing) {
+    await db
+      .updateTable('sync_error')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
+      .where('id', '=', existing.id)
+      .execute();
+    return;
+  }
+  await db
+    .insertInto('sync_error')
+    .values({
+      owner_id: a.ownerId,
+      core_base_id: a.coreBaseId,
+      core_meta_record_id: op?.linkId ?? null,
+      side,
+      remote_id: remoteId,
+      code: error.code,
+      message: error.message,
+      user_facing_message: error.userFacingMessage,
+      details: JSON.stringify({ operation: op?.kind ?? null, tableMappingId: a.m.tableMappingId }),
+    })
+    .execute();
+}
+
+async function applySuccess(
+  db: Db,
+  a: ApplyInput,
+  op: WriteOp,
+  remoteId: string,
+  postImage: { id: string; fields: Record<string, unknown> } | null,
+  recovering = false,
+) {
+  const now = new Date();
+  let linkId: string | null = op.linkId;
+  let before: unknown = null;
+  if (op.kind === 'delete') {
+    await db.deleteFrom('core_meta_record').where('id', '=', op.linkId).execute();
+    linkId = null;
+  } else {
+    // A replayed create returns the record as it is now (maybe edited since): the shadow then takes
+    // what we wrote, so those later edits still count as changes.
+    const shadow = recovering
+      ? op.intended
+      : shadowAfterWrite(a.m.spec, op, (postImage as never) ?? { id: remoteId, fields: op.fields });
+    if (op.kind === 'create' && op.linkId === null) {
+      const row = await db
+        .insertInto('core_meta_record')
+        .values({
+          owner_id: a.ownerId,
+          core_base_id: a.coreBaseId,
+          table_mapping_id: a.m.tableMappingId,
+          left_remote_id: op.side === 'left' ? remoteId : op.sourceId,
+          right_remote_id: op.side === 'right' ? remoteId : op.sourceId,
+          shadow: JSON.stringify(shadow),
+          shadow_version: 1,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      linkId = row.id;
+    } else {
+      const prev = await db
+        .selectFrom('core_meta_record')
+        .select('shadow')
+        .where('id', '=', op.linkId as string)
+        .executeTakeFirst();
+      // Before: what the written side held, field by field, from the previous shadow.
+      const prevShadow = (prev?.shadow ?? {}) as Shadow;
+      const was: Record<string, unknown> = {};
+      for (const fm of a.m.spec.fields) {
+        const target = op.side === 'left' ? fm.left : fm.right;
+        const sf = prevShadow[fm.id];
+        if (sf && target.id in op.fields) was[target.id] = op.side === 'left' ? sf.l : sf.r;
+      }
+      before = was;
+      await db
+        .updateTable('core_meta_record')
+        .set((eb) => ({
+          shadow: JSON.stringify(shadow),
+          shadow_version: eb('shadow_version', '+', 1),
+          updated_at: now,
+          ...(op.kind === 'create'
+            ? { [op.side === 'left' ? 'left_remote_id' : 'right_remote_id']: remoteId }
+            : {}),
+        }))
+        .where('id', '=', op.linkId as string)
+        .execute();
+    }
+  }
+  await db
+    .insertInto('sync_log_entry')
+    .values({
+      owner_id: a.ownerId,
+      sync_log_id: a.syncLogId,
+      core_base_id: a.coreBaseId,
+      core_meta_record_id: linkId,
+      side: op.side,
+      operation: op.kind,
+      remote_id: remoteId,
+      before: before === null ? null : JSON.stringify(before),
+      after:
+        op.kind === 'delete' ? null : JSON.stringify(postImage?.fields ?? ('fields' in op ? op.fields : {})),
+    })
+    .execute();
+  // A record that syncs again resolves its open issues.
+  await db
+    .updateTable('sync_error')
+    .set({ status: 'resolved', updated_at: now })
+    .where('core_base_id', '=', a.coreBaseId)
+    .where('remote_id', 'in', [remoteId, ...(op.kind === 'create' ? [op.sourceId] : [])])
+    .where('status', '!=', 'resolved')
+    .execute();
+}

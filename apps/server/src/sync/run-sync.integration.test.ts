@@ -1,0 +1,357 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryBackend } from '../../test/memory-connector';
+import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { handleSyncRun, requestSyncRun } from '../jobs/sync-run';
+import { createSyncRunner } from './run-sync-chunk';
+
+// A sync end to end through the real runtime: PostgreSQL for links, shadows, logs and issues, the
+// real pg-boss queue and workers, and the engine's in-memory apps standing in for two connectors.
+let t: TestApp;
+let user: Awaited<ReturnType<typeof signUp>>;
+const backend = new MemoryBackend();
+const json = { 'content-type': 'application/json' };
+
+beforeAll(async () => {
+  t = await createTestApp();
+  t.ctx.runtimeConnectors.register('memory', () => backend.connector(3));
+  user = await signUp(t.app, 'runtime@test.test');
+  await t.app.inject({
+    method: 'POST',
+    url: '/rest/users/current/choose-plan',
+    headers: { ...user.auth, ...json },
+    payload: { productType: 'pro' },
+  });
+});
+afterAll(async () => t.close());
+
+/** A sync between tables `<prefix>-contacts` (left) and `<prefix>-people` (right), matched on email. */
+async function createSync(prefix: string, options: { winner?: 'left' | 'right' } = {}) {
+  const db = t.ctx.db;
+  const core = (
+    await t.app.inject({
+      method: 'POST',
+      url: '/rest/core-bases',
+      headers: { ...user.auth, ...json },
+      payload: { name: prefix },
+    })
+  ).json();
+  const conn = await db
+    .insertInto('external_connection')
+    .values({
+      owner_id: user.userId,
+      type: 'memory',
+      name: 'memory',
+      secrets: t.ctx.secretBox.seal({ connectionItems: {} }),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const table = async (side: 'left' | 'right', remote: string, fields: [string, string][]) => {
+    const eb = await db
+      .insertInto('external_base')
+      .values({
+        owner_id: user.userId,
+        core_base_id: core.id,
+        external_connection_id: conn.id,
+        type: 'memory',
+        name: side,
+        remote_id: side,
+        side,
+        extras: '{}',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const tb = await db
+      .insertInto('external_table')
+      .values({
+        owner_id: user.userId,
+        external_base_id: eb.id,
+        remote_id: remote,
+        name: remote,
+        extras: '{}',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const ids: Record<string, string> = {};
+    for (const [name, type] of fields) {
+      ids[name] = (
+        await db
+          .insertInto('external_column')
+          .values({
+            owner_id: user.userId,
+            external_table_id: tb.id,
+            remote_id: name,
+            name,
+            field_type: type,
+            options: '{}',
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    }
+    return { tableId: tb.id, ids };
+  };
+  const left = await table('left', `${prefix}-contacts`, [
+    ['email', 'email'],
+    ['name', 'text'],
+  ]);
+  const right = await table('right', `${prefix}-people`, [
+    ['mail', 'email'],
+    ['full_name', 'text'],
+  ]);
+  const patch = await t.app.inject({
+    method: 'PATCH',
+    url: `/rest/core-bases/${core.id}`,
+    headers: { ...user.auth, ...json },
+    payload: {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: left.tableId,
+            rightTableId: right.tableId,
+            matchOnFieldId: left.ids.email,
+            conflictWinnerSide: options.winner ?? 'left',
+            columnMappings: [
+              { leftColumnId: left.ids.email, rightColumnId: right.ids.mail },
+              { leftColumnId: left.ids.name, rightColumnId: right.ids.full_name },
+            ],
+          },
+        ],
+      },
+    },
+  });
+  expect(patch.statusCode).toBe(200);
+  return {
+    id: core.id as string,
+    left: backend.table(`${prefix}-contacts`),
+    right: backend.table(`${prefix}-people`),
+  };
+}
+
+async function switchOnAndWait(coreBaseId: string) {
+  const res = await t.app.inject({
+    method: 'PATCH',
+    url: `/rest/core-bases/${coreBaseId}`,
+    headers: { ...user.auth, ...json },
+    payload: { syncState: 'on' },
+  });
+  expect(res.statusCode).toBe(200);
+  await waitForRuns(coreBaseId, 1);
+}
+
+/** Waits until `n` runs of this sync finished (the real worker picks them up). */
+async function waitForRuns(coreBaseId: string, n: number) {
+  for (let i = 0; i < 200; i++) {
+    const done = await t.ctx.db
+      .selectFrom('sync_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('core_base_id', '=', coreBaseId)
+      .where('status', 'in', ['done', 'failed'])
+      .executeTakeFirstOrThrow();
+    if (Number(done.n) >= n) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const jobs = (
+    await t.ctx.pool.query(
+      `select state, retry_count, output from pgboss.job where name = 'sync-run' and singleton_key = $1`,
+      [coreBaseId],
+    )
+  ).rows;
+  const logs = await t.ctx.db
+    .selectFrom('sync_log')
+    .select(['status', 'error'])
+    .where('core_base_id', '=', coreBaseId)
+    .execute();
+  throw new Error(
+    `runs of ${coreBaseId} did not finish: jobs ${JSON.stringify(jobs)}, logs ${JSON.stringify(logs)}`,
+  );
+}
+
+const names = (app: { records: Map<string, { fields: Record<string, unknown> }> }, field: string) =>
+  [...app.records.values()].map((r) => r.fields[field]).sort();
+
+describe('sync runs end to end', () => {
+  it('runs the first sync through the queue: matches on email, creates the rest, no duplicates', async () => {
+    const s = await createSync('first');
+    s.left.userCreate({ email: 'ada@x.com', name: 'Ada' });
+    s.left.userCreate({ email: 'grace@x.com', name: 'Grace' });
+    s.left.userCreate({ email: 'alan@x.com', name: 'Alan' });
+    s.right.userCreate({ mail: ' ADA@x.com ', full_name: 'Ada L.' });
+    s.right.userCreate({ mail: 'linus@x.com', full_name: 'Linus' });
+    await switchOnAndWait(s.id);
+
+    expect(names(s.left, 'email')).toEqual(['ada@x.com', 'alan@x.com', 'grace@x.com', 'linus@x.com']);
+    expect(s.right.records.size).toBe(4);
+    // The matched pair follows the winner side (left) for the differing name.
+    expect(names(s.right, 'full_name')).toEqual(['Ada', 'Alan', 'Grace', 'Linus']);
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .selectAll()
+      .where('core_base_id', '=', s.id)
+      .execute();
+    expect(links).toHaveLength(4);
+    const status = (
+      await t.app.inject({ url: `/rest/core-bases/${s.id}/sync-status`, headers: user.auth })
+    ).json();
+    expect(status.label).toBe('Active');
+    expect(
+      (await t.app.inject({ url: '/rest/users/limit-data', headers: user.auth })).json().recordCount,
+    ).toBeGreaterThanOrEqual(4);
+
+    // An edit on the right propagates to the left, and the operations log has before and after.
+    const grace = [...s.right.records.values()].find((r) => r.fields.mail === 'grace@x.com');
+    s.right.userUpdate(grace?.id as string, { full_name: 'Grace Hopper' });
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 2);
+    expect(names(s.left, 'name')).toContain('Grace Hopper');
+    const logs = (
+      await t.app.inject({ url: `/rest/sync-logs?coreBaseId=${s.id}`, headers: user.auth })
+    ).json();
+    const latest = (
+      await t.app.inject({ url: `/rest/sync-logs/${logs.items[0].id}`, headers: user.auth })
+    ).json();
+    expect(latest.entries.items).toEqual([
+      expect.objectContaining({
+        side: 'left',
+        operation: 'update',
+        before: { name: 'Grace' },
+        after: expect.objectContaining({ name: 'Grace Hopper' }),
+      }),
+    ]);
+
+    // A run with nothing new writes nothing (echoes of our own writes are not changes).
+    const writesBefore = s.left.writes + s.right.writes;
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 3);
+    expect(s.left.writes + s.right.writes).toBe(writesBefore);
+  });
+
+  it('follows the winner side in a conflict', async () => {
+    const s = await createSync('conflict', { winner: 'right' });
+    const l = s.left.userCreate({ email: 'c@x.com', name: 'Start' });
+    await switchOnAndWait(s.id);
+    const r = [...s.right.records.values()][0]?.id as string;
+    s.left.userUpdate(l, { name: 'From left' });
+    s.right.userUpdate(r, { full_name: 'From right' });
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 2);
+    expect(s.left.records.get(l)?.fields.name).toBe('From right');
+    expect(s.right.records.get(r)?.fields.full_name).toBe('From right');
+  });
+
+  it('turns a record the other app rejects into an issue, and clear-and-retry fixes it', async () => {
+    const s = await createSync('issues');
+    backend.reject = (fields) =>
+      String(fields.full_name ?? '').length > 10
+        ? 'Name is too long for this app (10 characters at most).'
+        : null;
+    s.left.userCreate({ email: 'ok@x.com', name: 'Short' });
+    const bad = s.left.userCreate({ email: 'long@x.com', name: 'A name that is far too long' });
+    await switchOnAndWait(s.id);
+    expect(s.right.records.size).toBe(1);
+    const issues = (
+      await t.app.inject({
+        url: `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: s.id }))}`,
+        headers: user.auth,
+      })
+    ).json();
+    expect(issues.items).toEqual([
+      expect.objectContaining({
+        code: 'validation',
+        remoteId: bad,
+        status: 'open',
+        userFacingMessage: 'Name is too long for this app (10 characters at most).',
+      }),
+    ]);
+    // The user shortens the name... and retries the issue.
+    backend.reject = () => null;
+    const retry = await t.app.inject({
+      method: 'POST',
+      url: `/rest/sync-errors/clear-and-retry/${issues.items[0].id}`,
+      headers: user.auth,
+    });
+    expect(retry.json()).toMatchObject({ retried: 1 });
+    await waitForRuns(s.id, 2);
+    expect(s.right.records.size).toBe(2);
+    const after = (
+      await t.app.inject({ url: `/rest/sync-errors/${issues.items[0].id}`, headers: user.auth })
+    ).json();
+    expect(after.status).toBe('resolved');
+  });
+
+  it('trips the mass-delete breaker instead of deleting most of a table', async () => {
+    const s = await createSync('massdelete');
+    const ids = Array.from({ length: 15 }, (_, i) =>
+      s.left.userCreate({ email: `m${i}@x.com`, name: `M${i}` }),
+    );
+    await switchOnAndWait(s.id);
+    expect(s.right.records.size).toBe(15);
+    for (const id of ids.slice(0, 12)) s.left.userDelete(id);
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 2);
+    expect(s.right.records.size).toBe(15);
+    const issues = (
+      await t.app.inject({
+        url: `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: s.id, code: 'mass_delete' }))}`,
+        headers: user.auth,
+      })
+    ).json();
+    expect(issues.total).toBe(1);
+  });
+
+  it('resumes after a process dies mid-run, without losing or duplicating records', async () => {
+    const s = await createSync('crash');
+    for (let i = 0; i < 8; i++) s.left.userCreate({ email: `k${i}@x.com`, name: `K${i}` });
+    // Drive the chunk by hand with a runner whose connector dies after 4 writes.
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/rest/core-bases/${s.id}`,
+      headers: { ...user.auth, ...json },
+      payload: { name: 'crash' },
+    });
+    const runner = createSyncRunner({
+      db: t.ctx.db,
+      secretBox: t.ctx.secretBox,
+      connectors: t.ctx.runtimeConnectors,
+    });
+    backend.crashAfterWrites(4);
+    await expect(
+      handleSyncRun(t.ctx.db, t.ctx.boss, runner, { coreBaseId: s.id, trigger: 'test' }),
+    ).rejects.toThrow(/killed/);
+    backend.crashAfterWrites(null);
+    expect(s.right.records.size).toBeGreaterThan(0);
+    await handleSyncRun(t.ctx.db, t.ctx.boss, runner, { coreBaseId: s.id, trigger: 'test' });
+    expect(s.right.records.size).toBe(8);
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select('id')
+      .where('core_base_id', '=', s.id)
+      .execute();
+    expect(links).toHaveLength(8);
+    const runs = await t.ctx.db
+      .selectFrom('sync_log')
+      .select(['status'])
+      .where('core_base_id', '=', s.id)
+      .execute();
+    expect(runs.map((r) => r.status)).toEqual(['done']);
+  });
+
+  it('pauses a sync whose connection is refused and tells the user', async () => {
+    const s = await createSync('auth');
+    s.left.userCreate({ email: 'a@x.com', name: 'A' });
+    backend.failAuth = true;
+    try {
+      await switchOnAndWait(s.id);
+    } finally {
+      backend.failAuth = false;
+    }
+    const base = (await t.app.inject({ url: `/rest/core-bases/${s.id}`, headers: user.auth })).json();
+    expect(base.syncState).toBe('off');
+    const issues = (
+      await t.app.inject({
+        url: `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: s.id, code: 'auth_invalid' }))}`,
+        headers: user.auth,
+      })
+    ).json();
+    expect(issues.items[0].userFacingMessage).toMatch(/refused the saved credentials.*paused/);
+  });
+});

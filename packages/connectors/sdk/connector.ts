@@ -1,0 +1,67 @@
+import type { CanonicalValue, RecordData } from '@lockstep/engine';
+
+/** One error code set for every app; the runtime decides from it: retry, pause and tell, fail the record, rescan. */
+export const CONNECTOR_ERROR_CODES = [
+  'auth_invalid',
+  'permission_denied',
+  'rate_limited',
+  'not_found',
+  'validation',
+  'version_conflict',
+  'cursor_invalid',
+  'transient',
+] as const;
+export type ConnectorErrorCode = (typeof CONNECTOR_ERROR_CODES)[number];
+
+export class ConnectorError extends Error {
+  constructor(
+    readonly code: ConnectorErrorCode,
+    message: string,
+    readonly userFacingMessage: string = message,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ConnectorError';
+  }
+}
+
+/** Transient failures and rate limits are retried with backoff; the others need a person or a rescan. */
+export function isRetryable(code: ConnectorErrorCode): boolean {
+  return code === 'transient' || code === 'rate_limited' || code === 'version_conflict';
+}
+
+/**
+ * One page of a table. The cursor is opaque to everyone but the connector; a null cursor asks for a
+ * full scan, and `scanComplete` says the full scan reached its end (absence is then evidence).
+ */
+export type ReadPage = {
+  records: RecordData[];
+  deletedIds: string[];
+  nextCursor: string;
+  hasMore: boolean;
+  scanComplete: boolean;
+};
+
+export type WriteRequest =
+  | { kind: 'create'; fields: Record<string, CanonicalValue>; idempotencyKey: string }
+  | { kind: 'update'; remoteId: string; fields: Record<string, CanonicalValue>; idempotencyKey: string }
+  | { kind: 'delete'; remoteId: string; idempotencyKey: string };
+
+/** Per item: the app's post-image (what it stored) on success, or an error for that item only. */
+export type WriteResult =
+  | { ok: true; remoteId: string; postImage: RecordData | null }
+  | { ok: false; error: { code: ConnectorErrorCode; message: string; userFacingMessage: string } };
+
+export type Capabilities = {
+  batchSize: number;
+  incrementalRead: boolean;
+  deleteDetection: 'events' | 'full_scan' | 'none';
+  webhooks: boolean;
+};
+
+/** A connected table source, as the runtime uses it during a run. */
+export type TableConnector = {
+  capabilities: Capabilities;
+  read(tableRemoteId: string, cursor: string | null, options: { pageSize: number }): Promise<ReadPage>;
+  write(tableRemoteId: string, requests: WriteRequest[]): Promise<WriteResult[]>;
+};
