@@ -3,7 +3,7 @@ import type { Db } from '../db/database';
 import type { CoreMetaRecordTable } from '../db/schema';
 import { canAccessOwner, type Principal } from '../http/context';
 import { notFound } from '../http/http-error';
-import { iso } from './sync-logs';
+import { iso, toSyncLogEntry } from './sync-logs';
 
 export function toCoreMetaRecord(r: Selectable<CoreMetaRecordTable>) {
   return {
@@ -34,16 +34,7 @@ export async function recordHistory(db: Db, coreMetaRecordId: string, skip: numb
     q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return {
-    items: rows.map((e) => ({
-      id: e.id,
-      syncLogId: e.sync_log_id,
-      side: e.side,
-      operation: e.operation,
-      remoteId: e.remote_id,
-      before: e.before ?? null,
-      after: e.after ?? null,
-      createdAt: iso(e.created_at),
-    })),
+    items: rows.map(toSyncLogEntry),
     total: Number(total.n),
     skip,
     take,

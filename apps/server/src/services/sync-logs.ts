@@ -1,6 +1,6 @@
 import type { SyncLog } from '@lockstep/contract';
 import type { Selectable } from 'kysely';
-import type { SyncLogTable } from '../db/schema';
+import type { SyncLogEntryTable, SyncLogTable } from '../db/schema';
 
 export const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -14,5 +14,20 @@ export function toSyncLog(row: Selectable<SyncLogTable>): SyncLog {
     error: row.error,
     startedAt: iso(row.started_at),
     finishedAt: row.finished_at ? iso(row.finished_at) : null,
+  };
+}
+
+/** One operation: what a run changed on one side, with before and after values. */
+export function toSyncLogEntry(e: Selectable<SyncLogEntryTable>) {
+  return {
+    id: e.id,
+    syncLogId: e.sync_log_id,
+    coreMetaRecordId: e.core_meta_record_id,
+    side: e.side,
+    operation: e.operation,
+    remoteId: e.remote_id,
+    before: e.before ?? null,
+    after: e.after ?? null,
+    createdAt: iso(e.created_at),
   };
 }

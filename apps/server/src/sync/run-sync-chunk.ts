@@ -4,7 +4,6 @@ import {
   matchRecords,
   planWrites,
   type ReconcileResult,
-  type RecordData,
   reconcile,
   type Shadow,
   shadowAfterWrite,
@@ -256,7 +255,7 @@ async function runMapping(
  * idempotency keys before anything is read, so the record the app already made gets linked instead
  * of being read as new and copied back.
  */
-async function recoverPendingCreates(deps: Deps, a: Omit<ApplyInput, 'result'>) {
+async function recoverPendingCreates(deps: Deps, a: RunContext) {
   const rows = await deps.db
     .selectFrom('pending_write')
     .select(['idempotency_key', 'payload', 'side'])
@@ -271,28 +270,11 @@ async function recoverPendingCreates(deps: Deps, a: Omit<ApplyInput, 'result'>) 
       { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey },
     ]);
     await deps.db.transaction().execute(async (trx) => {
-      if (r?.ok) await applySuccess(trx, { ...a, result: EMPTY_RESULT }, op, r.remoteId, r.postImage, true);
+      if (r?.ok) await applySuccess(trx, a, op, r.remoteId, r.postImage, true);
       await trx.deleteFrom('pending_write').where('idempotency_key', '=', row.idempotency_key).execute();
     });
   }
 }
-
-const EMPTY_RESULT = reconcile({
-  mapping: {
-    id: '',
-    direction: 'both',
-    fields: [],
-    policy: {
-      conflictWinner: 'left',
-      conflictReview: false,
-      deleteProtection: false,
-      massDelete: { maxCount: 0, maxFraction: 0, minCountForFraction: 0 },
-    },
-  },
-  links: [],
-  left: { records: [], deletedIds: [], scanComplete: false },
-  right: { records: [], deletedIds: [], scanComplete: false },
-});
 
 async function hasLinks(db: Db, tableMappingId: string) {
   return (
@@ -359,6 +341,8 @@ type ApplyInput = {
   counts: Counts;
 };
 
+type RunContext = Omit<ApplyInput, 'result'>;
+
 const bump = (counts: Counts, key: string, by = 1) => {
   counts[key] = (counts[key] ?? 0) + by;
 };
@@ -402,7 +386,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
     for (const [i, op] of batch.operations.entries()) {
       const r = results[i];
       await db.transaction().execute(async (trx) => {
-        if (!r || !r.ok) {
+        if (!r?.ok) {
           const error =
             r && !r.ok
               ? r.error
@@ -491,7 +475,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
 /** A per-record failure becomes an issue (once while it stays open), with the app's message. */
 async function recordIssue(
   db: Db,
-  a: ApplyInput,
+  a: RunContext,
   op: WriteOp | null,
   error: { code: string; message: string; userFacingMessage: string },
   side: 'left' | 'right' | null = op?.side ?? null,
@@ -535,7 +519,7 @@ async function recordIssue(
 
 async function applySuccess(
   db: Db,
-  a: ApplyInput,
+  a: RunContext,
   op: WriteOp,
   remoteId: string,
   postImage: { id: string; fields: Record<string, unknown> } | null,

@@ -1,38 +1,13 @@
 import { CoreBase, CoreBaseListFilter, DetailLevel, Paged, PageQuery } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { HttpError } from '../../http/http-error';
+import { parseJsonQuery } from '../../http/parse-json-query';
 import { toCoreBase } from '../../services/core-bases';
 
 const ListQuery = PageQuery.extend({
   detailLevel: DetailLevel.default('basic'),
   filter: z.string().max(2000).optional(),
 });
-
-function parseFilter(raw: string | undefined) {
-  if (!raw) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new HttpError(
-      400,
-      'filter is not JSON',
-      'The filter must be JSON, for example {"syncState":"on"}.',
-      'validation',
-    );
-  }
-  const parsed = CoreBaseListFilter.safeParse(json);
-  if (!parsed.success) {
-    throw new HttpError(
-      400,
-      'Invalid filter',
-      parsed.error.issues.map((i) => `filter${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`),
-      'validation',
-    );
-  }
-  return parsed.data;
-}
 
 export function listCoreBases(app: RestApp, ctx: AppContext) {
   app.get(
@@ -48,7 +23,7 @@ export function listCoreBases(app: RestApp, ctx: AppContext) {
     async (request) => {
       const { userId } = principalOf(request);
       const { skip, take, detailLevel } = request.query;
-      const filter = parseFilter(request.query.filter);
+      const filter = parseJsonQuery('filter', request.query.filter, CoreBaseListFilter, '{"syncState":"on"}');
       let q = ctx.db.selectFrom('core_base').where('owner_id', '=', userId);
       if (filter.name)
         q = q.where('name', 'ilike', `%${filter.name.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`);

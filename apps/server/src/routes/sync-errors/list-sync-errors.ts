@@ -1,34 +1,9 @@
 import { Paged, PageQuery, SyncError, SyncErrorFilters } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { HttpError } from '../../http/http-error';
+import { parseJsonQuery } from '../../http/parse-json-query';
 import { findCoreBase } from '../../services/core-bases';
 import { toSyncError } from '../../services/sync-errors';
-
-function parseFilters(raw: string | undefined) {
-  if (!raw) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new HttpError(
-      400,
-      'filters is not JSON',
-      'The filters must be JSON, for example {"coreBaseId":"…"}.',
-      'validation',
-    );
-  }
-  const parsed = SyncErrorFilters.safeParse(json);
-  if (!parsed.success) {
-    throw new HttpError(
-      400,
-      'Invalid filters',
-      parsed.error.issues.map((i) => `filters${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`),
-      'validation',
-    );
-  }
-  return parsed.data;
-}
 
 export function listSyncErrors(app: RestApp, ctx: AppContext) {
   app.get(
@@ -45,7 +20,12 @@ export function listSyncErrors(app: RestApp, ctx: AppContext) {
     async (request) => {
       const principal = principalOf(request);
       const { skip, take } = request.query;
-      const filters = parseFilters(request.query.filters);
+      const filters = parseJsonQuery(
+        'filters',
+        request.query.filters,
+        SyncErrorFilters,
+        '{"coreBaseId":"…"}',
+      );
       let q = ctx.db.selectFrom('sync_error');
       if (filters.coreBaseId) {
         await findCoreBase(ctx.db, principal, filters.coreBaseId);

@@ -2,7 +2,7 @@ import { PageQuery, SyncLogDetail } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, canAccessOwner, principalOf, type RestApp } from '../../http/context';
 import { notFound } from '../../http/http-error';
-import { iso, toSyncLog } from '../../services/sync-logs';
+import { toSyncLog, toSyncLogEntry } from '../../services/sync-logs';
 
 export function getSyncLog(app: RestApp, ctx: AppContext) {
   app.get(
@@ -33,17 +33,7 @@ export function getSyncLog(app: RestApp, ctx: AppContext) {
       return {
         ...toSyncLog(row),
         entries: {
-          items: entries.map((e) => ({
-            id: e.id,
-            syncLogId: e.sync_log_id,
-            coreMetaRecordId: e.core_meta_record_id,
-            side: e.side,
-            operation: e.operation,
-            remoteId: e.remote_id,
-            before: e.before ?? null,
-            after: e.after ?? null,
-            createdAt: iso(e.created_at),
-          })),
+          items: entries.map(toSyncLogEntry),
           total: Number(total.n),
           skip,
           take,
