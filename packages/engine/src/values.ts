@@ -39,8 +39,16 @@ function toDate(raw: unknown): Date | null {
   const text = raw.trim();
   if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
   // A datetime without a zone is taken as UTC: canonical datetimes have no local time.
-  const withZone = /([zZ]|[+-]\d{2}:?\d{2})$/.test(text) || text.length === 10 ? text : `${text}Z`;
-  const d = new Date(withZone.replace(' ', 'T'));
+  if (text.length === 10) {
+    const d = new Date(`${text}T00:00:00Z`);
+    return Number.isNaN(d.getTime()) ? null : d;
+  }
+  // PostgreSQL prints zones as +00 or +05:30; Date wants +00:00. No zone at all is UTC.
+  const spaced = text.replace(' ', 'T');
+  const withZone = /([zZ]|[+-]\d{2}(:?\d{2})?)$/.test(spaced.slice(10))
+    ? spaced.replace(/([+-]\d{2})$/, '$1:00')
+    : `${spaced}Z`;
+  const d = new Date(withZone);
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
