@@ -85,6 +85,7 @@ export async function boot(
       embedded,
       close: async () => {
         await boss.stop({ graceful: true, timeout: 10_000 });
+        await runtimeConnectors.close();
         await db.destroy();
         await embedded?.stop();
       },

@@ -1,11 +1,36 @@
+import { ConnectorError } from '@lockstep/connectors';
+import { postgresqlPort } from '@lockstep/connectors/postgresql';
 import type { ConnectorType } from '@lockstep/contract';
-import type { ConnectorPort, ConnectorRegistry } from './connector-port';
+import { ConnectionProblem, type ConnectorPort, type ConnectorRegistry } from './connector-port';
+
+/** Connector errors become connection problems with the connector's user-facing text. */
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ConnectorError) {
+      const code =
+        error.code === 'rate_limited' || error.code === 'version_conflict' || error.code === 'cursor_invalid'
+          ? 'transient'
+          : error.code;
+      throw new ConnectionProblem(code, error.userFacingMessage);
+    }
+    throw error;
+  }
+}
+
+const postgresql: ConnectorPort = {
+  type: 'postgresql',
+  check: (secrets) => guarded(() => postgresqlPort.check(secrets)),
+  listBases: (secrets) => guarded(() => postgresqlPort.listBases(secrets)),
+  discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(secrets, base)),
+};
 
 /**
  * The connectors this server can use. A connector is registered here once it is built and passes
- * its conformance suite; connector-info shows the others as not available.
+ * its tests; connector-info shows the others as not available.
  */
 export function createConnectorRegistry(_options: { allowPrivateHosts: boolean }): ConnectorRegistry {
-  const ports = new Map<ConnectorType, ConnectorPort>();
+  const ports = new Map<ConnectorType, ConnectorPort>([['postgresql', postgresql]]);
   return { get: (type) => ports.get(type) };
 }

@@ -1,4 +1,5 @@
 import type { TableConnector } from '@lockstep/connectors';
+import { createPostgresqlConnector, type PostgresqlConnector } from '@lockstep/connectors/postgresql';
 
 /**
  * The connectors a run uses, by connector type, built for one connection's decrypted credentials.
@@ -12,12 +13,31 @@ export function createRuntimeConnectors(
   factories: Record<string, (secrets: Record<string, string>) => TableConnector> = {},
 ): RuntimeConnectors & {
   register: (type: string, factory: (secrets: Record<string, string>) => TableConnector) => void;
+  close: () => Promise<void>;
 } {
-  const all = { ...factories };
+  // One pool per database, kept across runs (a run must not open new connections every chunk).
+  const pools = new Map<string, PostgresqlConnector>();
+  const postgresql = (secrets: Record<string, string>) => {
+    const key = JSON.stringify(Object.entries(secrets).sort());
+    let c = pools.get(key);
+    if (!c) {
+      c = createPostgresqlConnector(secrets);
+      pools.set(key, c);
+    }
+    return c;
+  };
+  const all: Record<string, (secrets: Record<string, string>) => TableConnector> = {
+    postgresql,
+    ...factories,
+  };
   return {
     forConnection: (type, secrets) => all[type]?.(secrets),
     register: (type, factory) => {
       all[type] = factory;
+    },
+    close: async () => {
+      await Promise.all([...pools.values()].map((p) => p.end()));
+      pools.clear();
     },
   };
 }

@@ -1,0 +1,107 @@
+import pg from 'pg';
+import { ConnectorError } from '../sdk/connector';
+
+export type PgConnectionItems = {
+  connectionString?: string;
+  host?: string;
+  port?: string;
+  database?: string;
+  user?: string;
+  password?: string;
+  ssl?: 'disable' | 'require' | 'verify-full';
+};
+
+// Dates and timestamps stay strings: the engine normalises them without a local-time detour.
+const RAW = (v: string) => v;
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === 1082 || oid === 1114 || oid === 1184) return RAW;
+    return pg.types.getTypeParser(oid, format);
+  }) as typeof pg.types.getTypeParser,
+};
+
+export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
+  const ssl =
+    items.ssl === 'require'
+      ? { rejectUnauthorized: false }
+      : items.ssl === 'verify-full'
+        ? { rejectUnauthorized: true }
+        : undefined;
+  if (items.connectionString) return { connectionString: items.connectionString, ssl, types: TYPES, max: 4 };
+  if (!items.host || !items.database || !items.user) {
+    throw new ConnectorError(
+      'validation',
+      'missing connection items',
+      'Give a connection string, or a host, database and user.',
+    );
+  }
+  return {
+    host: items.host,
+    port: items.port ? Number(items.port) : 5432,
+    database: items.database,
+    user: items.user,
+    password: items.password,
+    ssl,
+    types: TYPES,
+    max: 4,
+    connectionTimeoutMillis: 10_000,
+  };
+}
+
+/** PostgreSQL errors in the connector error code set, with a text a user can act on. */
+export function mapPgError(error: unknown): ConnectorError {
+  const e = error as { code?: string; message?: string; column?: string; detail?: string };
+  const message = e.message ?? String(error);
+  switch (e.code) {
+    case '28P01':
+    case '28000':
+      return new ConnectorError('auth_invalid', message, 'PostgreSQL refused the user name or password.');
+    case '42501':
+      return new ConnectorError(
+        'permission_denied',
+        message,
+        `The database user may not do this: ${message}.`,
+      );
+    case '42P01':
+    case '3D000':
+      return new ConnectorError('not_found', message, `Not found in the database: ${message}.`);
+    case '23505':
+      return new ConnectorError(
+        'validation',
+        message,
+        `A unique value is already taken${e.detail ? `: ${e.detail}` : ''}.`,
+      );
+    case '23502':
+      return new ConnectorError(
+        'validation',
+        message,
+        `"${e.column ?? 'A column'}" needs a value in the database.`,
+      );
+    case '23514':
+    case '22P02':
+    case '22001':
+    case '22003':
+    case '22007':
+    case '22008':
+    case '23503':
+      return new ConnectorError('validation', message, `The database refused the value: ${message}.`);
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'ETIMEDOUT':
+      return new ConnectorError(
+        'transient',
+        message,
+        'The database could not be reached. Check the host and port.',
+      );
+    default:
+      return new ConnectorError('transient', message, `The database failed: ${message}.`);
+  }
+}
+
+export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+export const qualified = (table: string) => {
+  const dot = table.indexOf('.');
+  return dot < 0
+    ? quoteIdent(table)
+    : `${quoteIdent(table.slice(0, dot))}.${quoteIdent(table.slice(dot + 1))}`;
+};

@@ -1,0 +1,124 @@
+import type { FieldType } from '@lockstep/engine';
+import type pg from 'pg';
+
+export type PgField = {
+  remoteId: string;
+  name: string;
+  fieldType: FieldType;
+  readOnly: boolean;
+  options: Record<string, unknown>;
+  pgType: string;
+};
+export type PgTable = {
+  remoteId: string;
+  name: string;
+  primaryKey: string[];
+  fields: PgField[];
+  extras: Record<string, unknown>;
+};
+
+/** PostgreSQL types in canonical terms; anything unknown is json (read as its JSON form). */
+export function canonicalType(dataType: string, udt: string, isEnum: boolean): FieldType {
+  if (isEnum) return 'single_select';
+  switch (udt) {
+    case 'int2':
+    case 'int4':
+    case 'int8':
+    case 'numeric':
+    case 'float4':
+    case 'float8':
+    case 'oid':
+      return 'number';
+    case 'bool':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    case 'timestamp':
+    case 'timestamptz':
+      return 'datetime';
+    case 'json':
+    case 'jsonb':
+      return 'json';
+    case '_text':
+    case '_varchar':
+      return 'multi_select';
+    case 'text':
+    case 'varchar':
+    case 'bpchar':
+    case 'citext':
+    case 'uuid':
+    case 'name':
+      return 'text';
+    default:
+      return dataType === 'ARRAY' ? 'json' : 'text';
+  }
+}
+
+/** Tables of one schema with their columns, primary keys, enums, generated columns and foreign keys. */
+export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: string): Promise<PgTable[]> {
+  const cols = await client.query(
+    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable,
+            t.typtype = 'e' as is_enum,
+            (select array_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) as enum_labels
+       from information_schema.columns c
+       join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name and tb.table_type = 'BASE TABLE'
+       left join pg_type t on t.typname = c.udt_name and t.typnamespace = (select oid from pg_namespace where nspname = c.udt_schema)
+      where c.table_schema = $1
+      order by c.table_name, c.ordinal_position`,
+    [schema],
+  );
+  const pks = await client.query(
+    `select tc.table_name, kcu.column_name
+       from information_schema.table_constraints tc
+       join information_schema.key_column_usage kcu on kcu.constraint_name = tc.constraint_name and kcu.table_schema = tc.table_schema
+      where tc.table_schema = $1 and tc.constraint_type = 'PRIMARY KEY'
+      order by kcu.ordinal_position`,
+    [schema],
+  );
+  const fks = await client.query(
+    `select kcu.table_name, kcu.column_name, ccu.table_schema as ref_schema, ccu.table_name as ref_table, ccu.column_name as ref_column
+       from information_schema.table_constraints tc
+       join information_schema.key_column_usage kcu on kcu.constraint_name = tc.constraint_name and kcu.table_schema = tc.table_schema
+       join information_schema.constraint_column_usage ccu on ccu.constraint_name = tc.constraint_name and ccu.constraint_schema = tc.table_schema
+      where tc.table_schema = $1 and tc.constraint_type = 'FOREIGN KEY'`,
+    [schema],
+  );
+  const tables = new Map<string, PgTable>();
+  for (const c of cols.rows as Record<string, unknown>[]) {
+    const name = String(c.table_name);
+    let t = tables.get(name);
+    if (!t) {
+      t = { remoteId: `${schema}.${name}`, name, primaryKey: [], fields: [], extras: {} };
+      tables.set(name, t);
+    }
+    const fk = (fks.rows as Record<string, unknown>[]).find(
+      (f) => f.table_name === name && f.column_name === c.column_name,
+    );
+    const isEnum = c.is_enum === true;
+    t.fields.push({
+      remoteId: String(c.column_name),
+      name: String(c.column_name),
+      fieldType: canonicalType(String(c.data_type), String(c.udt_name), isEnum),
+      // Generated and always-identity columns are computed by the database: read-only.
+      readOnly: c.is_generated === 'ALWAYS' || c.identity_generation === 'ALWAYS',
+      options: {
+        ...(isEnum ? { choices: c.enum_labels } : {}),
+        ...(fk ? { references: `${fk.ref_schema}.${fk.ref_table}.${fk.ref_column}` } : {}),
+        nullable: c.is_nullable === 'YES',
+      },
+      pgType: String(c.udt_name),
+    });
+  }
+  for (const pk of pks.rows as Record<string, unknown>[])
+    tables.get(String(pk.table_name))?.primaryKey.push(String(pk.column_name));
+  for (const t of tables.values()) {
+    if (t.primaryKey.length !== 1) {
+      t.extras.unsyncable =
+        t.primaryKey.length === 0
+          ? 'This table has no primary key, so its rows cannot be told apart. Add a primary key to sync it.'
+          : 'Tables with a composite primary key are not supported yet.';
+    }
+    t.extras.primaryKey = t.primaryKey;
+  }
+  return [...tables.values()];
+}
