@@ -70,6 +70,7 @@ export async function boot(
       intercomSecret: secrets.intercomSecret,
       secretBox,
       runtimeConnectors,
+      embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
       connectors: createConnectorRegistry({
         allowPrivateHosts: config.environment === 'local' || config.environment === 'test',
       }),

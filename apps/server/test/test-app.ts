@@ -32,6 +32,12 @@ export async function createTestApp(
     ['node', 'main', '--role=all'],
   );
   const booted = await boot(config, () => {}, { runWorkers: options.runWorkers ?? true });
+  // The run's embedded PostgreSQL stands in for the embedded default (demo databases live there).
+  booted.ctx.embeddedDatabaseUrl = (database) => {
+    const u = new URL(adminUrl);
+    u.pathname = `/${database}`;
+    return u.toString();
+  };
   const app = await buildApp(booted.ctx);
   await app.ready();
   return {

@@ -59,7 +59,7 @@ export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: st
   const cols = await client.query(
     `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable,
             t.typtype = 'e' as is_enum,
-            (select array_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) as enum_labels
+            (select array_agg(e.enumlabel::text order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) as enum_labels
        from information_schema.columns c
        join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name and tb.table_type = 'BASE TABLE'
        left join pg_type t on t.typname = c.udt_name and t.typnamespace = (select oid from pg_namespace where nspname = c.udt_schema)

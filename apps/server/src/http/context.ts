@@ -28,6 +28,8 @@ export type AppContext = {
   intercomSecret: string;
   secretBox: SecretBox;
   connectors: ConnectorRegistry;
+  /** The embedded PostgreSQL's URL for a database (demo databases); null on a PostgreSQL server. */
+  embeddedDatabaseUrl: ((database: string) => string) | null;
   /** Connectors used by runs, by type; tests register in-memory apps here. */
   runtimeConnectors: ReturnType<typeof createRuntimeConnectors>;
 };

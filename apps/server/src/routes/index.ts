@@ -20,6 +20,7 @@ import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
 import { forceError } from './debug/force-error';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
+import { demoDatabases } from './demo/demo-databases';
 import { createExternalBase } from './external-bases/create-external-base';
 import { getExternalBase } from './external-bases/get-external-base';
 import { listExternalBases } from './external-bases/list-external-bases';
@@ -71,6 +72,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncStatus,
     getSyncDisabledRecords,
     syncNow,
+    demoDatabases,
     getConnectorInfo,
     createExternalConnection,
     listExternalConnections,

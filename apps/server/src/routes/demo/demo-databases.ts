@@ -1,0 +1,69 @@
+import { ExternalConnection } from '@lockstep/contract';
+import { z } from 'zod';
+import { DEMO_DATABASES, type DemoDatabase } from '../../demo/demo-databases';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { HttpError } from '../../http/http-error';
+import { toExternalConnection } from '../../services/external-connections';
+
+const DemoName = z.enum(Object.keys(DEMO_DATABASES) as [DemoDatabase, ...DemoDatabase[]]);
+
+/** The demo databases of the embedded default: listed, and connected in one click. */
+export function demoDatabases(app: RestApp, ctx: AppContext) {
+  app.get(
+    '/demo-databases',
+    {
+      schema: {
+        tags: ['connections'],
+        summary: 'Sample PostgreSQL databases to try a sync on (embedded default only)',
+        response: {
+          200: z.object({
+            available: z.boolean(),
+            items: z.array(z.object({ name: DemoName, displayName: z.string(), description: z.string() })),
+          }),
+        },
+      },
+    },
+    async () => ({
+      available: ctx.embeddedDatabaseUrl !== null,
+      items: (Object.keys(DEMO_DATABASES) as DemoDatabase[]).map((name) => ({
+        name,
+        ...DEMO_DATABASES[name],
+      })),
+    }),
+  );
+
+  app.post(
+    '/demo-databases/:name/connect',
+    {
+      schema: {
+        tags: ['connections'],
+        summary: 'Create a PostgreSQL connection to a demo database',
+        params: z.object({ name: DemoName }),
+        response: { 201: ExternalConnection },
+      },
+    },
+    async (request, reply) => {
+      const { userId } = principalOf(request);
+      if (!ctx.embeddedDatabaseUrl) {
+        throw new HttpError(
+          404,
+          'No demo databases',
+          'Demo databases exist only when Lockstep runs on its embedded PostgreSQL.',
+          'not_found',
+        );
+      }
+      const items = { connectionString: ctx.embeddedDatabaseUrl(request.params.name) };
+      const row = await ctx.db
+        .insertInto('external_connection')
+        .values({
+          owner_id: userId,
+          type: 'postgresql',
+          name: DEMO_DATABASES[request.params.name].displayName,
+          secrets: ctx.secretBox.seal({ connectionItems: items }),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return reply.status(201).send(toExternalConnection(row, items));
+    },
+  );
+}
