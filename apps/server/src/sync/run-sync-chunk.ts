@@ -90,6 +90,27 @@ export function createSyncRunner(deps: Deps): SyncRunner {
   };
 }
 
+/** Trace events of a run (trace id = the sync log id), searchable on the trace-logs page. */
+async function trace(
+  db: Db,
+  ownerId: string,
+  coreBaseId: string,
+  traceId: string,
+  event: string,
+  data: Record<string, unknown>,
+) {
+  await db
+    .insertInto('trace_log')
+    .values({
+      owner_id: ownerId,
+      core_base_id: coreBaseId,
+      trace_id: traceId,
+      event,
+      data: JSON.stringify(data),
+    })
+    .execute();
+}
+
 async function addCounts(db: Db, syncLogId: string, counts: Counts) {
   if (Object.keys(counts).length === 0) return;
   const log = await db.selectFrom('sync_log').select('counts').where('id', '=', syncLogId).executeTakeFirst();
@@ -183,6 +204,21 @@ async function runMapping(
     right.read(m.right.tableRemoteId, cursor.right, { pageSize: PAGE_SIZE }),
   ]);
 
+  await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
+    tableMappingId: m.tableMappingId,
+    left: {
+      table: m.left.tableRemoteId,
+      records: pageL.records.length,
+      deleted: pageL.deletedIds.length,
+      full: cursor.left === null,
+    },
+    right: {
+      table: m.right.tableRemoteId,
+      records: pageR.records.length,
+      deleted: pageR.deletedIds.length,
+      full: cursor.right === null,
+    },
+  });
   if (firstSync && m.matchOn.primary)
     await linkMatches(db, ownerId, coreBaseId, m, pageL.records, pageR.records);
 
@@ -216,6 +252,12 @@ async function runMapping(
     left: { records: pageL.records, deletedIds: pageL.deletedIds, scanComplete: pageL.scanComplete },
     right: { records: pageR.records, deletedIds: pageR.deletedIds, scanComplete: pageR.scanComplete },
     totalLinks: Number(total.n),
+  });
+  await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
+    tableMappingId: m.tableMappingId,
+    ...result.stats,
+    problems: result.problems.length,
+    circuitBreaker: result.circuitBreaker,
   });
   await applyResult(deps, { ownerId, coreBaseId, syncLogId, m, result, connectors: { left, right }, counts });
 

@@ -218,6 +218,13 @@ describe('sync runs end to end', () => {
       }),
     ]);
 
+    // The run left a trace: what was read and what reconcile decided.
+    const traces = (
+      await t.app.inject({ url: `/rest/trace-log/${s.id}/${logs.items[0].id}`, headers: user.auth })
+    ).json();
+    expect(traces.events.map((e: { event: string }) => e.event)).toEqual(['read', 'reconcile']);
+    expect(traces.events[1].data).toMatchObject({ updates: 1 });
+
     // A run with nothing new writes nothing (echoes of our own writes are not changes).
     const writesBefore = s.left.writes + s.right.writes;
     await requestSyncRun(t.ctx.boss, s.id, 'test');
