@@ -79,6 +79,8 @@ export async function boot(
       db,
       runWorkers: options.runWorkers ?? config.role !== 'api',
       runner: createSyncRunner({ db, secretBox, connectors: runtimeConnectors }),
+      secretBox,
+      connectors: runtimeConnectors,
     });
     return {
       ctx,

@@ -200,6 +200,26 @@ export type SyncLogExportTable = {
   created_at: Timestamp;
 };
 
+export type SyncPreviewRecordTable = {
+  id: Generated<number>;
+  sync_preview_id: string;
+  external_table_id: string;
+  side: Side;
+  remote_id: string;
+  fields: Json<Record<string, unknown>>;
+  match_key: string | null;
+  plan: string | null;
+};
+
+export type SyncPreviewProblemTable = {
+  id: Generated<number>;
+  sync_preview_id: string;
+  table_mapping_id: string | null;
+  kind: string;
+  message: string;
+  details: Json<Record<string, unknown>>;
+};
+
 export type SyncCursorTable = {
   external_table_id: string;
   owner_id: string;
@@ -306,6 +326,8 @@ export type Database = {
   trace_log: TraceLogTable;
   sync_log_export: SyncLogExportTable;
   sync_cursor: SyncCursorTable;
+  sync_preview_record: SyncPreviewRecordTable;
+  sync_preview_problem: SyncPreviewProblemTable;
   pending_write: PendingWriteTable;
   delete_approval: DeleteApprovalTable;
   held_conflict: HeldConflictTable;

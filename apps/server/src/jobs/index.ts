@@ -1,14 +1,27 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
+import type { SecretBox } from '../services/secret-box';
+import type { RuntimeConnectors } from '../sync/runtime-connectors';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
+import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
-export async function registerJobs(boss: PgBoss, deps: { db: Db; runWorkers: boolean; runner: SyncRunner }) {
+export async function registerJobs(
+  boss: PgBoss,
+  deps: {
+    db: Db;
+    runWorkers: boolean;
+    runner: SyncRunner;
+    secretBox: SecretBox;
+    connectors: RuntimeConnectors;
+  },
+) {
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
   await registerSyncRun(boss, deps);
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
+  await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
 }

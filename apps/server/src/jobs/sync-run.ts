@@ -47,6 +47,7 @@ export async function handleSyncRun(
   boss: PgBoss,
   runner: SyncRunner,
   data: SyncRunData,
+  options: { chain?: boolean } = {},
 ): Promise<ChunkResult> {
   const base = await db
     .selectFrom('core_base')
@@ -74,6 +75,8 @@ export async function handleSyncRun(
     trigger: data.trigger,
   });
   if (result === 'more_work') {
+    // The next chunk is a job of its own, unless the caller drives the chunks (a preview's apply).
+    if (options.chain === false) return result;
     await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: data.trigger } satisfies SyncRunData, {
       singletonKey: base.id,
     });

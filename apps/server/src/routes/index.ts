@@ -38,6 +38,12 @@ import { downloadSyncLogExport } from './sync-log-exports/download-sync-log-expo
 import { listSyncLogExports } from './sync-log-exports/list-sync-log-exports';
 import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
+import { createSyncPreview } from './sync-preview/create-sync-preview';
+import { getSyncPreview } from './sync-preview/get-sync-preview';
+import { listCoreBasePreviews } from './sync-preview/list-core-base-previews';
+import { listPreviewProblems } from './sync-preview/list-preview-problems';
+import { listPreviewRecords } from './sync-preview/list-preview-records';
+import { patchSyncPreview } from './sync-preview/patch-sync-preview';
 import { getTrace } from './trace-logs/get-trace';
 import { listTraceLogs } from './trace-logs/list-trace-logs';
 import { assignPlan } from './users/assign-plan';
@@ -72,6 +78,12 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncStatus,
     getSyncDisabledRecords,
     syncNow,
+    createSyncPreview,
+    listCoreBasePreviews,
+    getSyncPreview,
+    patchSyncPreview,
+    listPreviewProblems,
+    listPreviewRecords,
     demoDatabases,
     getConnectorInfo,
     createExternalConnection,

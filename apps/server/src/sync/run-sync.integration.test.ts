@@ -361,4 +361,75 @@ describe('sync runs end to end', () => {
     ).json();
     expect(issues.items[0].userFacingMessage).toMatch(/refused the saved credentials.*paused/);
   });
+
+  it('previews the first sync record by record, refuses wrong moves, and applies it', async () => {
+    const s = await createSync('preview');
+    s.left.userCreate({ email: 'ada@x.com', name: 'Ada' });
+    s.left.userCreate({ email: 'grace@x.com', name: 'Grace' });
+    const dup = s.left.userCreate({ email: 'dup@x.com', name: 'Dup 1' });
+    s.left.userCreate({ email: 'DUP@x.com', name: 'Dup 2' });
+    s.right.userCreate({ mail: ' ADA@x.com', full_name: 'Ada L.' });
+    s.right.userCreate({ mail: 'linus@x.com', full_name: 'Linus' });
+    const post = (url: string, payload: object) =>
+      t.app.inject({ method: 'POST', url, headers: { ...user.auth, ...json }, payload });
+    const patch = (url: string, payload: object) =>
+      t.app.inject({ method: 'PATCH', url, headers: { ...user.auth, ...json }, payload });
+    const get = async (url: string) => (await t.app.inject({ url, headers: user.auth })).json();
+    const until = async (id: string, statuses: string[]) => {
+      let p: { status: string; summary?: unknown } = { status: '' };
+      for (let i = 0; i < 200; i++) {
+        p = await get(`/rest/sync-preview/${id}`);
+        if (statuses.includes(p.status)) return p;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const jobs = (
+        await t.ctx.pool.query(
+          `select state, singleton_key, data, output from pgboss.job where name = 'sync-preview-step'`,
+        )
+      ).rows;
+      throw new Error(
+        `preview never reached ${statuses.join(' or ')}: ${JSON.stringify(p)} jobs ${JSON.stringify(jobs)}`,
+      );
+    };
+
+    const created = await post('/rest/sync-preview/create', { coreBaseId: s.id });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().status).toBe('downloading');
+    const id = created.json().id as string;
+    const planned = await until(id, ['in_review', 'planning_problem']);
+    // Two left records share a key: a problem to resolve, and nothing has been written.
+    expect(planned.status).toBe('planning_problem');
+    expect(planned.summary).toMatchObject({ pairs: 1, duplicates: 1 });
+    const problems = await get(`/rest/sync-preview/${id}/problems`);
+    expect(problems.items).toEqual([expect.objectContaining({ kind: 'duplicate' })]);
+    expect(s.right.records.size).toBe(2);
+    const progress = await get(`/rest/progress/${created.json().trackingId}`);
+    expect(progress.status).toBe('COMPLETED');
+
+    // Wrong moves are refused with the reason.
+    const skip = await patch(`/rest/sync-preview/${id}`, { status: 'applying' });
+    expect(skip.statusCode).toBe(409);
+    expect(skip.json().response.userFacingMessage).toMatch(/planning problem/);
+
+    // The user removes the duplicate and scans again: the preview is ready for review.
+    s.left.userDelete(dup);
+    expect((await patch(`/rest/sync-preview/${id}`, { status: 'downloading' })).statusCode).toBe(200);
+    const ready = await until(id, ['in_review', 'planning_problem']);
+    expect(ready.status).toBe('in_review');
+    expect(ready.summary).toMatchObject({ pairs: 1, createRight: 2, createLeft: 1, updateRight: 1 });
+    const creates = await get(`/rest/sync-preview/${id}/records?plan=create_right`);
+    expect(creates.items.map((r: { fields: { email: string } }) => r.fields.email).sort()).toEqual([
+      'DUP@x.com',
+      'grace@x.com',
+    ]);
+
+    // Apply: the first sync runs, the sync goes live.
+    expect((await patch(`/rest/sync-preview/${id}`, { status: 'applying' })).statusCode).toBe(200);
+    await until(id, ['done', 'applying_failed']);
+    expect((await get(`/rest/sync-preview/${id}`)).status).toBe('done');
+    expect(s.right.records.size).toBe(4);
+    expect(s.left.records.size).toBe(4);
+    expect((await get(`/rest/core-bases/${s.id}`)).syncState).toBe('on');
+    expect((await patch(`/rest/sync-preview/${id}`, { status: 'cancelled' })).statusCode).toBe(409);
+  });
 });

@@ -1,0 +1,69 @@
+import {
+  canTransition,
+  type PreviewActor,
+  type SyncPreview,
+  type SyncPreviewStatus,
+} from '@lockstep/contract';
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database';
+import type { SyncPreviewTable } from '../db/schema';
+import { canAccessOwner, type Principal } from '../http/context';
+import { HttpError, notFound } from '../http/http-error';
+import { iso } from './sync-logs';
+
+export function toSyncPreview(r: Selectable<SyncPreviewTable>): SyncPreview {
+  return {
+    id: r.id,
+    status: r.status as SyncPreviewStatus,
+    coreBaseId: r.core_base_id,
+    coreTableIds: r.core_table_ids,
+    trackingId: r.tracking_id,
+    summary: r.summary,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+}
+
+export async function findSyncPreview(db: Db, principal: Principal, id: string) {
+  const row = await db.selectFrom('sync_preview').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Sync preview');
+  return row;
+}
+
+/**
+ * Moves a preview with a compare-and-set on its current status, so two racing requests (or a
+ * request racing a worker) cannot both win; a transition the state machine forbids is refused.
+ */
+export async function transitionPreview(
+  db: Db,
+  id: string,
+  from: SyncPreviewStatus,
+  to: SyncPreviewStatus,
+  actor: PreviewActor,
+  summary?: Record<string, unknown>,
+) {
+  if (!canTransition(from, to, actor)) {
+    throw new HttpError(
+      409,
+      `Cannot move a sync preview from ${from} to ${to}`,
+      `This preview is ${from.replaceAll('_', ' ')}; it cannot go to ${to.replaceAll('_', ' ')} from there.`,
+      'invalid_transition',
+    );
+  }
+  const row = await db
+    .updateTable('sync_preview')
+    .set({ status: to, updated_at: new Date(), ...(summary ? { summary: JSON.stringify(summary) } : {}) })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) {
+    throw new HttpError(
+      409,
+      'Sync preview changed meanwhile',
+      'This preview changed meanwhile. Reload it and try again.',
+      'conflict',
+    );
+  }
+  return row;
+}
