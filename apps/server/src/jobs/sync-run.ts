@@ -55,6 +55,9 @@ export async function handleSyncRun(
     .where('id', '=', data.coreBaseId)
     .executeTakeFirst();
   if (!base) return 'done'; // deleted meanwhile
+  // A sync switched off (by the user, or paused for a broken connection) does not run; applying a
+  // preview is the one run of a sync that is not on yet.
+  if (base.sync_state === 'off' && data.trigger !== 'preview') return 'done';
   const running = await db
     .selectFrom('sync_log')
     .select('id')

@@ -21,6 +21,7 @@ import { searchRecords } from './core-meta-records/search-records';
 import { forceError } from './debug/force-error';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { demoDatabases } from './demo/demo-databases';
+import { bumpRecurringJobPriority } from './external-bases/bump-recurring-job-priority';
 import { createExternalBase } from './external-bases/create-external-base';
 import { getExternalBase } from './external-bases/get-external-base';
 import { listExternalBases } from './external-bases/list-external-bases';
@@ -38,12 +39,15 @@ import { downloadSyncLogExport } from './sync-log-exports/download-sync-log-expo
 import { listSyncLogExports } from './sync-log-exports/list-sync-log-exports';
 import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
+import { cloneSyncPreview } from './sync-preview/clone-sync-preview';
 import { createSyncPreview } from './sync-preview/create-sync-preview';
 import { getSyncPreview } from './sync-preview/get-sync-preview';
 import { listCoreBasePreviews } from './sync-preview/list-core-base-previews';
+import { listPreviewDuplicates } from './sync-preview/list-preview-duplicates';
 import { listPreviewProblems } from './sync-preview/list-preview-problems';
 import { listPreviewRecords } from './sync-preview/list-preview-records';
 import { patchSyncPreview } from './sync-preview/patch-sync-preview';
+import { patchTablePair } from './sync-preview/patch-table-pair';
 import { getTrace } from './trace-logs/get-trace';
 import { listTraceLogs } from './trace-logs/list-trace-logs';
 import { assignPlan } from './users/assign-plan';
@@ -84,6 +88,10 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     patchSyncPreview,
     listPreviewProblems,
     listPreviewRecords,
+    listPreviewDuplicates,
+    patchTablePair,
+    cloneSyncPreview,
+    bumpRecurringJobPriority,
     demoDatabases,
     getConnectorInfo,
     createExternalConnection,

@@ -309,12 +309,8 @@ describe('sync runs end to end', () => {
     const s = await createSync('crash');
     for (let i = 0; i < 8; i++) s.left.userCreate({ email: `k${i}@x.com`, name: `K${i}` });
     // Drive the chunk by hand with a runner whose connector dies after 4 writes.
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/rest/core-bases/${s.id}`,
-      headers: { ...user.auth, ...json },
-      payload: { name: 'crash' },
-    });
+    // On, without queueing a run (the route would): this test drives the chunks itself.
+    await t.ctx.db.updateTable('core_base').set({ sync_state: 'on' }).where('id', '=', s.id).execute();
     const runner = createSyncRunner({
       db: t.ctx.db,
       secretBox: t.ctx.secretBox,
@@ -405,6 +401,39 @@ describe('sync runs end to end', () => {
     expect(s.right.records.size).toBe(2);
     const progress = await get(`/rest/progress/${created.json().trackingId}`);
     expect(progress.status).toBe('COMPLETED');
+
+    // The duplicates of the left table, by key; the table pair can still change before applying.
+    const full = await get(`/rest/core-bases/${s.id}?detailLevel=fullBaseSchema`);
+    const leftTable = full.leftExternalBase.externalTables[0].id;
+    const dups = await get(`/rest/sync-preview/${id}/temp-table/${leftTable}/duplicates`);
+    expect(dups.items).toEqual([
+      expect.objectContaining({ side: 'left', key: 'dup@x.com', recordIds: expect.any(Array) }),
+    ]);
+    const tm = full.mappings.tableMappings[0];
+    expect(
+      (
+        await patch(`/rest/sync-preview/${id}/table-pair/${tm.id}`, {
+          matchOnFieldId: tm.columnMappings[1].leftColumnId,
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (await patch(`/rest/sync-preview/${id}/table-pair/${tm.id}`, { matchOnFieldId: leftTable })).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await patch(`/rest/sync-preview/${id}/table-pair/${tm.id}`, {
+          matchOnFieldId: tm.columnMappings[0].leftColumnId,
+        })
+      ).statusCode,
+    ).toBe(200);
+    const clone = await post(`/rest/sync-preview/${id}/clone`, {});
+    expect(clone.json()).toMatchObject({ status: 'downloading', coreBaseId: s.id });
+    await until(clone.json().id, ['planning_problem', 'in_review']);
+    const leftBase = full.leftExternalBase.id;
+    expect(
+      (await post(`/rest/external-bases/${leftBase}/bump-recurring-job-priority/10`, {})).statusCode,
+    ).toBe(202);
 
     // Wrong moves are refused with the reason.
     const skip = await patch(`/rest/sync-preview/${id}`, { status: 'applying' });
