@@ -2,12 +2,16 @@ import type { PgBoss } from 'pg-boss';
 import { type PreviewDeps, type PreviewStep, runPreviewStep } from '../sync/sync-preview-work';
 
 export const SYNC_PREVIEW_STEP = 'sync-preview-step';
-export type SyncPreviewStepData = { previewId: string; step: PreviewStep };
+export type SyncPreviewStepData = { previewId: string; step: PreviewStep; externalTableId?: string };
 
-export async function requestPreviewStep(boss: PgBoss, previewId: string, step: PreviewStep) {
-  await boss.send(SYNC_PREVIEW_STEP, { previewId, step } satisfies SyncPreviewStepData, {
-    singletonKey: previewId,
-  });
+export async function requestPreviewStep(
+  boss: PgBoss,
+  previewId: string,
+  step: PreviewStep,
+  externalTableId?: string,
+) {
+  const data: SyncPreviewStepData = { previewId, step, ...(externalTableId ? { externalTableId } : {}) };
+  await boss.send(SYNC_PREVIEW_STEP, data, { singletonKey: previewId });
 }
 
 /** Downloads, plans and applies sync previews in the background; the preview's status tells the client. */
@@ -15,6 +19,7 @@ export async function registerSyncPreviewStep(boss: PgBoss, deps: PreviewDeps, r
   await boss.createQueue(SYNC_PREVIEW_STEP, { retryLimit: 2, retryDelay: 5, expireInSeconds: 60 * 60 });
   if (!runWorkers) return;
   await boss.work<SyncPreviewStepData>(SYNC_PREVIEW_STEP, { batchSize: 1 }, async (jobs) => {
-    for (const job of jobs) await runPreviewStep(deps, job.data.previewId, job.data.step);
+    for (const job of jobs)
+      await runPreviewStep(deps, job.data.previewId, job.data.step, job.data.externalTableId);
   });
 }

@@ -48,6 +48,7 @@ import { listPreviewProblems } from './sync-preview/list-preview-problems';
 import { listPreviewRecords } from './sync-preview/list-preview-records';
 import { patchSyncPreview } from './sync-preview/patch-sync-preview';
 import { patchTablePair } from './sync-preview/patch-table-pair';
+import { redownloadExternalTable } from './sync-preview/redownload-external-table';
 import { getTrace } from './trace-logs/get-trace';
 import { listTraceLogs } from './trace-logs/list-trace-logs';
 import { assignPlan } from './users/assign-plan';
@@ -90,6 +91,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     listPreviewRecords,
     listPreviewDuplicates,
     patchTablePair,
+    redownloadExternalTable,
     cloneSyncPreview,
     bumpRecurringJobPriority,
     demoDatabases,

@@ -442,7 +442,7 @@ describe('sync runs end to end', () => {
 
     // The user removes the duplicate and scans again: the preview is ready for review.
     s.left.userDelete(dup);
-    expect((await patch(`/rest/sync-preview/${id}`, { status: 'downloading' })).statusCode).toBe(200);
+    expect((await patch(`/rest/sync-preview/${id}/external-table/${leftTable}`, {})).statusCode).toBe(200);
     const ready = await until(id, ['in_review', 'planning_problem']);
     expect(ready.status).toBe('in_review');
     expect(ready.summary).toMatchObject({ pairs: 1, createRight: 2, createLeft: 1, updateRight: 1 });

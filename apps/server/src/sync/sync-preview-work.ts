@@ -24,7 +24,8 @@ async function statusOf(db: Db, id: string): Promise<SyncPreviewStatus | null> {
 }
 
 /** Scan: download both sides of each chosen table mapping into the preview's tables, with progress. */
-async function download(deps: PreviewDeps, previewId: string) {
+/** `onlyTable`: download one external table again (the others keep what was downloaded). */
+async function download(deps: PreviewDeps, previewId: string, onlyTable?: string) {
   const { db } = deps;
   const preview = await db
     .selectFrom('sync_preview')
@@ -34,10 +35,13 @@ async function download(deps: PreviewDeps, previewId: string) {
   const plan = await loadSyncPlan(db, preview.core_base_id);
   const chosen = new Set(preview.core_table_ids);
   const mappings = (plan?.mappings ?? []).filter((m) => chosen.size === 0 || chosen.has(m.tableMappingId));
-  await db.deleteFrom('sync_preview_record').where('sync_preview_id', '=', previewId).execute();
+  let clear = db.deleteFrom('sync_preview_record').where('sync_preview_id', '=', previewId);
+  if (onlyTable) clear = clear.where('external_table_id', '=', onlyTable);
+  await clear.execute();
   let done = 0;
   for (const m of mappings) {
     for (const side of [m.left, m.right]) {
+      if (onlyTable && side.tableId !== onlyTable) continue;
       let secrets: Record<string, string> = {};
       if (side.connectionId) {
         const c = await db
@@ -225,7 +229,12 @@ async function planPreview(deps: PreviewDeps, previewId: string) {
 }
 
 /** One step of a preview, moving its status as the work finishes (the server's transitions). */
-export async function runPreviewStep(deps: PreviewDeps, previewId: string, step: PreviewStep) {
+export async function runPreviewStep(
+  deps: PreviewDeps,
+  previewId: string,
+  step: PreviewStep,
+  onlyTable?: string,
+) {
   const { db } = deps;
   const preview = await db
     .selectFrom('sync_preview')
@@ -236,7 +245,7 @@ export async function runPreviewStep(deps: PreviewDeps, previewId: string, step:
   try {
     if (step === 'download') {
       if ((await statusOf(db, previewId)) !== 'downloading') return;
-      const finished = await download(deps, previewId);
+      const finished = await download(deps, previewId, onlyTable);
       if (!finished) return;
       await transitionPreview(db, previewId, 'downloading', 'download_finished', 'server');
       await transitionPreview(db, previewId, 'download_finished', 'planning', 'server');
