@@ -29,6 +29,8 @@ import { patchExternalBase } from './external-bases/patch-external-base';
 import { updateTablePreviews } from './external-bases/update-table-previews';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
+import { deleteApprovals } from './review/delete-approvals';
+import { heldConflicts } from './review/held-conflicts';
 import { clearAndRetry } from './sync-errors/clear-and-retry';
 import { getSyncError } from './sync-errors/get-sync-error';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
@@ -83,6 +85,8 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncStatus,
     getSyncDisabledRecords,
     syncNow,
+    deleteApprovals,
+    heldConflicts,
     createSyncPreview,
     listCoreBasePreviews,
     getSyncPreview,

@@ -179,14 +179,9 @@ async function runMapping(
   const { db } = deps;
   const left = await connectorFor(deps, m.left);
   const right = await connectorFor(deps, m.right);
-  await recoverPendingCreates(deps, {
-    ownerId,
-    coreBaseId,
-    syncLogId,
-    m,
-    connectors: { left, right },
-    counts,
-  });
+  const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
+  await recoverPendingCreates(deps, context);
+  await executeApprovedDeletes(deps, context);
   // Issues being retried: read their tables in full again, so the failed records come back.
   const retrying = await db
     .selectFrom('sync_error')
@@ -314,6 +309,52 @@ async function recoverPendingCreates(deps: Deps, a: RunContext) {
     await deps.db.transaction().execute(async (trx) => {
       if (r?.ok) await applySuccess(trx, a, op, r.remoteId, r.postImage, true);
       await trx.deleteFrom('pending_write').where('idempotency_key', '=', row.idempotency_key).execute();
+    });
+  }
+}
+
+/** Deletes the user approved in the delete approval queue: written now, with the operation logged. */
+async function executeApprovedDeletes(deps: Deps, a: RunContext) {
+  const approved = await deps.db
+    .selectFrom('delete_approval')
+    .innerJoin('core_meta_record', 'core_meta_record.id', 'delete_approval.core_meta_record_id')
+    .select([
+      'delete_approval.side',
+      'core_meta_record.id as link_id',
+      'core_meta_record.left_remote_id',
+      'core_meta_record.right_remote_id',
+    ])
+    .where('delete_approval.status', '=', 'approved')
+    .where('core_meta_record.table_mapping_id', '=', a.m.tableMappingId)
+    .execute();
+  for (const row of approved) {
+    const side = row.side === 'left' ? ('left' as const) : ('right' as const);
+    const remoteId = side === 'left' ? row.left_remote_id : row.right_remote_id;
+    if (!remoteId) continue;
+    const table = side === 'left' ? a.m.left.tableRemoteId : a.m.right.tableRemoteId;
+    const op: WriteOp = {
+      kind: 'delete',
+      side,
+      linkId: row.link_id,
+      remoteId,
+      idempotencyKey: `approved-delete:${row.link_id}`,
+    };
+    const [r] = await a.connectors[side].write(table, [
+      { kind: 'delete', remoteId, idempotencyKey: op.idempotencyKey },
+    ]);
+    await deps.db.transaction().execute(async (trx) => {
+      if (r?.ok) await applySuccess(trx, a, op, remoteId, null);
+      else {
+        const error =
+          r && !r.ok
+            ? r.error
+            : {
+                code: 'transient' as const,
+                message: 'no result',
+                userFacingMessage: 'The app did not answer.',
+              };
+        await recordIssue(trx, a, op, error);
+      }
     });
   }
 }
@@ -461,6 +502,15 @@ async function applyResult(deps: Deps, a: ApplyInput) {
   if (result.unlinked.length)
     await db.deleteFrom('core_meta_record').where('id', 'in', result.unlinked).execute();
   for (const c of result.heldConflicts) {
+    // Held once: while it waits for the user, later runs find the same conflict again.
+    const open = await db
+      .selectFrom('held_conflict')
+      .select('id')
+      .where('core_meta_record_id', '=', c.linkId)
+      .where('column_mapping_id', '=', c.fieldMappingId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    if (open) continue;
     await db
       .insertInto('held_conflict')
       .values({
@@ -475,6 +525,13 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       .execute();
   }
   for (const d of result.deleteApprovals) {
+    const waiting = await db
+      .selectFrom('delete_approval')
+      .select('id')
+      .where('core_meta_record_id', '=', d.linkId)
+      .where('status', 'in', ['pending', 'approved'])
+      .executeTakeFirst();
+    if (waiting) continue;
     await db
       .insertInto('delete_approval')
       .values({

@@ -25,7 +25,10 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 /** A sync between tables `<prefix>-contacts` (left) and `<prefix>-people` (right), matched on email. */
-async function createSync(prefix: string, options: { winner?: 'left' | 'right' } = {}) {
+async function createSync(
+  prefix: string,
+  options: { winner?: 'left' | 'right'; conflictReview?: boolean; deleteProtection?: boolean } = {},
+) {
   const db = t.ctx.db;
   const core = (
     await t.app.inject({
@@ -110,6 +113,8 @@ async function createSync(prefix: string, options: { winner?: 'left' | 'right' }
             rightTableId: right.tableId,
             matchOnFieldId: left.ids.email,
             conflictWinnerSide: options.winner ?? 'left',
+            conflictReview: options.conflictReview ?? false,
+            deleteProtection: options.deleteProtection ?? false,
             columnMappings: [
               { leftColumnId: left.ids.email, rightColumnId: right.ids.mail },
               { leftColumnId: left.ids.name, rightColumnId: right.ids.full_name },
@@ -460,5 +465,59 @@ describe('sync runs end to end', () => {
     expect(s.left.records.size).toBe(4);
     expect((await get(`/rest/core-bases/${s.id}`)).syncState).toBe('on');
     expect((await patch(`/rest/sync-preview/${id}`, { status: 'cancelled' })).statusCode).toBe(409);
+  });
+
+  it('holds conflicts and deletes for review, and carries out the decisions', async () => {
+    const s = await createSync('review', { conflictReview: true, deleteProtection: true });
+    const a = s.left.userCreate({ email: 'a@x.com', name: 'A' });
+    const b = s.left.userCreate({ email: 'b@x.com', name: 'B' });
+    const c = s.left.userCreate({ email: 'c@x.com', name: 'C' });
+    await switchOnAndWait(s.id);
+    const rightOf = (email: string) =>
+      [...s.right.records.values()].find((r) => r.fields.mail === email)?.id as string;
+    const get = async (url: string) => (await t.app.inject({ url, headers: user.auth })).json();
+    const post = (url: string, payload?: object) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: payload ? { ...user.auth, ...json } : user.auth,
+        ...(payload ? { payload } : {}),
+      });
+    let runs = 1;
+    const runAgain = async () => {
+      await requestSyncRun(t.ctx.boss, s.id, 'test');
+      await waitForRuns(s.id, ++runs);
+    };
+
+    // A conflict is held (nothing written), once, until the user picks the right side.
+    s.left.userUpdate(a, { name: 'A from left' });
+    s.right.userUpdate(rightOf('a@x.com'), { full_name: 'A from right' });
+    await runAgain();
+    await runAgain();
+    const held = await get(`/rest/core-bases/${s.id}/held-conflicts`);
+    expect(held.total).toBe(1);
+    expect(held.items[0]).toMatchObject({ left: 'A from left', right: 'A from right' });
+    expect(s.left.records.get(a)?.fields.name).toBe('A from left');
+    const resolved = await post(`/rest/held-conflicts/${held.items[0].id}/resolve`, { winner: 'right' });
+    expect(resolved.json()).toEqual({ status: 'resolved_right' });
+    await waitForRuns(s.id, ++runs);
+    expect(s.left.records.get(a)?.fields.name).toBe('A from right');
+
+    // Deletes wait for approval; approved ones happen, rejected ones are restored.
+    s.left.userDelete(b);
+    s.left.userDelete(c);
+    await runAgain();
+    const pending = await get(`/rest/core-bases/${s.id}/delete-approvals`);
+    expect(pending.total).toBe(2);
+    expect(s.right.records.size).toBe(3);
+    const forB = pending.items.find((x: { remoteId: string }) => x.remoteId === rightOf('b@x.com'));
+    const forC = pending.items.find((x: { remoteId: string }) => x.remoteId === rightOf('c@x.com'));
+    expect((await post(`/rest/delete-approvals/${forB.id}/approve`)).json()).toEqual({ status: 'approved' });
+    await waitForRuns(s.id, ++runs);
+    expect(rightOf('b@x.com')).toBeUndefined();
+    expect((await post(`/rest/delete-approvals/${forC.id}/reject`)).json()).toEqual({ status: 'rejected' });
+    await waitForRuns(s.id, ++runs);
+    expect([...s.left.records.values()].map((r) => r.fields.email)).toContain('c@x.com');
+    expect((await post(`/rest/delete-approvals/${forC.id}/approve`)).statusCode).toBe(409);
   });
 });
