@@ -11,6 +11,7 @@ import { startQueue } from './jobs/queue';
 import { loadSecrets } from './secrets';
 import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
+import { createPostgresChangeListener } from './sync/postgres-change-listener';
 import { createSyncRunner } from './sync/run-sync-chunk';
 import { createRuntimeConnectors } from './sync/runtime-connectors';
 
@@ -82,11 +83,16 @@ export async function boot(
       secretBox,
       connectors: runtimeConnectors,
     });
+    const runWorkers = options.runWorkers ?? config.role !== 'api';
+    const changeListener = createPostgresChangeListener({ db, boss, secretBox });
+    if (runWorkers) await changeListener.start();
+    ctx.changeListener = changeListener;
     return {
       ctx,
       databaseUrl,
       embedded,
       close: async () => {
+        await changeListener.stop();
         await boss.stop({ graceful: true, timeout: 10_000 });
         await runtimeConnectors.close();
         await db.destroy();

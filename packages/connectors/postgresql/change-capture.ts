@@ -25,7 +25,10 @@ export async function installChangeCapture(client: pg.PoolClient, table: string,
         else execute format('select ($1).%I::text', TG_ARGV[0]) into v using NEW; end if;
         insert into lockstep.changes (table_name, pk, op, origin)
           values (TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, v, left(TG_OP, 1), current_setting('lockstep.origin', true));
-        perform pg_notify('lockstep_changes', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+        -- Lockstep's own writes are recorded but not announced: no run is woken for an echo.
+        if coalesce(current_setting('lockstep.origin', true), '') <> 'lockstep' then
+          perform pg_notify('lockstep_changes', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+        end if;
         return null;
       end $fn$`);
     const exists = await client.query(

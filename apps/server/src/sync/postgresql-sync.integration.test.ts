@@ -225,7 +225,6 @@ describe('PostgreSQL <-> PostgreSQL through the runtime', () => {
 
     // A delete on the right reaches the left.
     await sql('right', `delete from subscribers where email = 'alan@example.com'`);
-    await api('POST', `/rest/core-bases/${core.id}/sync-now`, {});
     await waitForRuns(core.id, 3);
     expect(await sql('left', `select id from contacts where email = 'alan@example.com'`)).toEqual([]);
 

@@ -44,6 +44,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       // Switching on starts a run at once instead of waiting for the schedule.
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
+        await ctx.changeListener?.refresh().catch(() => {});
       }
       return toCoreBase(
         ctx.db,

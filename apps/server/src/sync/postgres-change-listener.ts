@@ -1,0 +1,97 @@
+import pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Db } from '../db/database';
+import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
+import type { SecretBox } from '../services/secret-box';
+
+type Listener = { client: pg.Client; tables: Map<string, Set<string>> };
+
+/**
+ * Real time for PostgreSQL: LISTENs on `lockstep_changes` in every database an active sync uses,
+ * and queues a run of the syncs whose table changed (the change-capture trigger NOTIFYs). Runs on
+ * worker processes; the poll schedule stays as the safety net for a missed notification.
+ */
+export function createPostgresChangeListener(
+  deps: { db: Db; boss: PgBoss; secretBox: SecretBox },
+  refreshMs = 15_000,
+) {
+  const listeners = new Map<string, Listener>();
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let stopped = false;
+  let started = false;
+
+  async function refresh() {
+    const rows = await deps.db
+      .selectFrom('external_base')
+      .innerJoin('core_base', 'core_base.id', 'external_base.core_base_id')
+      .innerJoin('external_connection', 'external_connection.id', 'external_base.external_connection_id')
+      .innerJoin('external_table', 'external_table.external_base_id', 'external_base.id')
+      .select(['core_base.id as core_base_id', 'external_connection.secrets', 'external_table.remote_id'])
+      .where('external_base.type', '=', 'postgresql')
+      .where('core_base.sync_state', '=', 'on')
+      .execute();
+    const wanted = new Map<string, Map<string, Set<string>>>();
+    for (const r of rows) {
+      const items = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
+        r.secrets,
+      ).connectionItems;
+      const key = items.connectionString ?? JSON.stringify(items);
+      const tables = wanted.get(key) ?? new Map<string, Set<string>>();
+      const bases = tables.get(r.remote_id) ?? new Set<string>();
+      bases.add(r.core_base_id);
+      tables.set(r.remote_id, bases);
+      wanted.set(key, tables);
+    }
+    for (const [key, l] of listeners) {
+      if (!wanted.has(key)) {
+        listeners.delete(key);
+        await l.client.end().catch(() => {});
+      }
+    }
+    for (const [key, tables] of wanted) {
+      const existing = listeners.get(key);
+      if (existing) {
+        existing.tables = tables;
+        continue;
+      }
+      const client = new pg.Client(
+        key.startsWith('{') ? (JSON.parse(key) as pg.ClientConfig) : { connectionString: key },
+      );
+      const listener: Listener = { client, tables };
+      client.on('notification', (msg) => {
+        for (const id of listener.tables.get(msg.payload ?? '') ?? []) {
+          void requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook).catch(() => {});
+        }
+      });
+      // A dropped connection is opened again at the next refresh.
+      client.on('error', () => listeners.delete(key));
+      try {
+        await client.connect();
+        await client.query('listen lockstep_changes');
+        listeners.set(key, listener);
+      } catch {
+        await client.end().catch(() => {});
+      }
+    }
+  }
+
+  return {
+    async start() {
+      started = true;
+      await refresh().catch(() => {});
+      timer = setInterval(() => {
+        if (!stopped) void refresh().catch(() => {});
+      }, refreshMs);
+    },
+    /** Picks up a sync switched on or a base attached just now, without waiting for the timer. */
+    refresh: async () => {
+      if (started && !stopped) await refresh();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await Promise.all([...listeners.values()].map((l) => l.client.end().catch(() => {})));
+      listeners.clear();
+    },
+  };
+}
