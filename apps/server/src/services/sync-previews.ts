@@ -5,10 +5,13 @@ import {
   type SyncPreviewStatus,
 } from '@lockstep/contract';
 import type { Selectable } from 'kysely';
+import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import type { SyncPreviewTable } from '../db/schema';
 import { canAccessOwner, type Principal } from '../http/context';
 import { HttpError, notFound } from '../http/http-error';
+import { requestPreviewStep } from '../jobs/sync-preview-step';
+import { createProgress } from './progress';
 import { iso } from './sync-logs';
 
 export function toSyncPreview(r: Selectable<SyncPreviewTable>): SyncPreview {
@@ -66,4 +69,28 @@ export async function transitionPreview(
     );
   }
   return row;
+}
+
+/** Creates a preview of a sync (for the chosen table mappings, or all) and starts its download. */
+export async function startPreview(
+  db: Db,
+  boss: PgBoss,
+  base: { id: string; owner_id: string },
+  coreTableIds: string[],
+) {
+  const tracker = await createProgress(db, base.owner_id, 'sync-preview');
+  const row = await db
+    .insertInto('sync_preview')
+    .values({
+      owner_id: base.owner_id,
+      core_base_id: base.id,
+      core_table_ids: JSON.stringify(coreTableIds),
+      tracking_id: tracker.id,
+      summary: '{}',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const started = await transitionPreview(db, row.id, 'new', 'downloading', 'server');
+  await requestPreviewStep(boss, row.id, 'download');
+  return toSyncPreview(started);
 }

@@ -1,8 +1,6 @@
 import { SyncPreview } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { requestPreviewStep } from '../../jobs/sync-preview-step';
-import { createProgress } from '../../services/progress';
-import { findSyncPreview, toSyncPreview, transitionPreview } from '../../services/sync-previews';
+import { findSyncPreview, startPreview } from '../../services/sync-previews';
 import { PreviewParams } from './params';
 
 export function cloneSyncPreview(app: RestApp, ctx: AppContext) {
@@ -19,21 +17,8 @@ export function cloneSyncPreview(app: RestApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const source = await findSyncPreview(ctx.db, principalOf(request), request.params.id);
-      const tracker = await createProgress(ctx.db, source.owner_id, 'sync-preview');
-      const row = await ctx.db
-        .insertInto('sync_preview')
-        .values({
-          owner_id: source.owner_id,
-          core_base_id: source.core_base_id,
-          core_table_ids: JSON.stringify(source.core_table_ids),
-          tracking_id: tracker.id,
-          summary: '{}',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const started = await transitionPreview(ctx.db, row.id, 'new', 'downloading', 'server');
-      await requestPreviewStep(ctx.boss, row.id, 'download');
-      return reply.status(201).send(toSyncPreview(started));
+      const base = { id: source.core_base_id, owner_id: source.owner_id };
+      return reply.status(201).send(await startPreview(ctx.db, ctx.boss, base, source.core_table_ids));
     },
   );
 }

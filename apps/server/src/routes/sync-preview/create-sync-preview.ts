@@ -2,10 +2,8 @@ import { SyncPreview } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
-import { requestPreviewStep } from '../../jobs/sync-preview-step';
 import { findCoreBase } from '../../services/core-bases';
-import { createProgress } from '../../services/progress';
-import { toSyncPreview, transitionPreview } from '../../services/sync-previews';
+import { startPreview } from '../../services/sync-previews';
 
 export function createSyncPreview(app: RestApp, ctx: AppContext) {
   app.post(
@@ -44,21 +42,7 @@ export function createSyncPreview(app: RestApp, ctx: AppContext) {
           `These are not table mappings of this sync: ${unknown.join(', ')}.`,
           'validation',
         );
-      const tracker = await createProgress(ctx.db, base.owner_id, 'sync-preview');
-      const row = await ctx.db
-        .insertInto('sync_preview')
-        .values({
-          owner_id: base.owner_id,
-          core_base_id: base.id,
-          core_table_ids: JSON.stringify(request.body.coreTableIds),
-          tracking_id: tracker.id,
-          summary: '{}',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const started = await transitionPreview(ctx.db, row.id, 'new', 'downloading', 'server');
-      await requestPreviewStep(ctx.boss, row.id, 'download');
-      return reply.status(201).send(toSyncPreview(started));
+      return reply.status(201).send(await startPreview(ctx.db, ctx.boss, base, request.body.coreTableIds));
     },
   );
 }
