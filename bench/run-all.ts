@@ -1,7 +1,12 @@
 import { type BenchRow, machine, printTable } from './harness';
 
 // `npm run bench`: every benchmark the landed code allows, one table. Figures never fail CI.
-const modules = ['./engine/reconcile.bench.ts', './engine/match.bench.ts', './engine/link-memory.bench.ts'];
+const modules = [
+  './engine/reconcile.bench.ts',
+  './engine/match.bench.ts',
+  './engine/link-memory.bench.ts',
+  './runtime/pg-first-sync.bench.ts',
+];
 
 console.log(`Machine: ${machine()}\n`);
 const rows: BenchRow[] = [];

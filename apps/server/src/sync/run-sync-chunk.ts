@@ -4,6 +4,7 @@ import {
   matchRecords,
   planWrites,
   type ReconcileResult,
+  type RecordData,
   reconcile,
   type Shadow,
   shadowAfterWrite,
@@ -466,9 +467,15 @@ async function applyResult(deps: Deps, a: ApplyInput) {
           : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
     );
     const results = await a.connectors[side].write(table, requests);
-    for (const [i, op] of batch.operations.entries()) {
-      const r = results[i];
-      await db.transaction().execute(async (trx) => {
+    // One transaction per batch; new records (the bulk of a first sync) are linked with multi-row inserts.
+    await db.transaction().execute(async (trx) => {
+      const created: {
+        op: Extract<WriteOp, { kind: 'create' }>;
+        remoteId: string;
+        postImage: RecordData | null;
+      }[] = [];
+      for (const [i, op] of batch.operations.entries()) {
+        const r = results[i];
         if (!r?.ok) {
           const error =
             r && !r.ok
@@ -480,13 +487,23 @@ async function applyResult(deps: Deps, a: ApplyInput) {
                 };
           await recordIssue(trx, a, op, error);
           bump(counts, 'failed');
-        } else {
-          await applySuccess(trx, a, op, r.remoteId, r.postImage);
-          bump(counts, `${op.kind}d_${side}`);
+          continue;
         }
-        await trx.deleteFrom('pending_write').where('idempotency_key', '=', op.idempotencyKey).execute();
-      });
-    }
+        bump(counts, `${op.kind}d_${side}`);
+        if (op.kind === 'create' && op.linkId === null)
+          created.push({ op, remoteId: r.remoteId, postImage: r.postImage });
+        else await applySuccess(trx, a, op, r.remoteId, r.postImage);
+      }
+      if (created.length > 0) await linkCreated(trx, a, created);
+      await trx
+        .deleteFrom('pending_write')
+        .where(
+          'idempotency_key',
+          'in',
+          batch.operations.map((op) => op.idempotencyKey),
+        )
+        .execute();
+    });
   }
   for (const u of result.shadowUpdates) {
     await db
@@ -569,6 +586,62 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       p.recordId,
     );
   }
+}
+
+/** Links the records a batch created, logs the operations and resolves their issues: a few statements per batch. */
+async function linkCreated(
+  db: Db,
+  a: RunContext,
+  created: { op: Extract<WriteOp, { kind: 'create' }>; remoteId: string; postImage: RecordData | null }[],
+) {
+  const rows = await db
+    .insertInto('core_meta_record')
+    .values(
+      created.map(({ op, remoteId, postImage }) => ({
+        owner_id: a.ownerId,
+        core_base_id: a.coreBaseId,
+        table_mapping_id: a.m.tableMappingId,
+        left_remote_id: op.side === 'left' ? remoteId : op.sourceId,
+        right_remote_id: op.side === 'right' ? remoteId : op.sourceId,
+        shadow: JSON.stringify(
+          shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+        ),
+        shadow_version: 1,
+      })),
+    )
+    .returning(['id', 'left_remote_id', 'right_remote_id'])
+    .execute();
+  const linkOf = new Map(rows.map((r) => [`${r.left_remote_id}\u0000${r.right_remote_id}`, r.id]));
+  await db
+    .insertInto('sync_log_entry')
+    .values(
+      created.map(({ op, remoteId, postImage }) => ({
+        owner_id: a.ownerId,
+        sync_log_id: a.syncLogId,
+        core_base_id: a.coreBaseId,
+        core_meta_record_id:
+          linkOf.get(
+            op.side === 'left' ? `${remoteId}\u0000${op.sourceId}` : `${op.sourceId}\u0000${remoteId}`,
+          ) ?? null,
+        side: op.side,
+        operation: 'create' as const,
+        remote_id: remoteId,
+        before: null,
+        after: JSON.stringify(postImage?.fields ?? op.fields),
+      })),
+    )
+    .execute();
+  await db
+    .updateTable('sync_error')
+    .set({ status: 'resolved', updated_at: new Date() })
+    .where('core_base_id', '=', a.coreBaseId)
+    .where(
+      'remote_id',
+      'in',
+      created.flatMap(({ op, remoteId }) => [remoteId, op.sourceId]),
+    )
+    .where('status', '!=', 'resolved')
+    .execute();
 }
 
 /** A per-record failure becomes an issue (once while it stays open), with the app's message. */
