@@ -4,8 +4,10 @@ import path from 'node:path';
 import { defineConfig } from '@playwright/test';
 
 const PORT = 3100;
-// A fresh embedded PostgreSQL for every run, so tests never see an earlier run's users.
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lockstep-e2e-'));
+// A fresh embedded PostgreSQL for every run, so tests never see an earlier run's users. The config is
+// loaded again in each worker (which inherits this variable), so the directory is made only once.
+process.env.LOCKSTEP_E2E_DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), 'lockstep-e2e-'));
+const dataDir = process.env.LOCKSTEP_E2E_DATA_DIR;
 export const STAFF_EMAIL = 'staff@lockstep.test';
 
 export default defineConfig({
@@ -35,8 +37,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    // The web app is built by the test:e2e script; this starts the server as `npm start` would.
-    command: 'npm run start -w @lockstep/server',
+    // The product as a user starts it: builds the web app, then the server with embedded PostgreSQL.
+    command: 'npm start',
     cwd: '..',
     url: `http://127.0.0.1:${PORT}/health`,
     timeout: 180_000,

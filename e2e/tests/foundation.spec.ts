@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { STAFF_EMAIL } from '../playwright.config';
-import { setSkipPaywall, shot, signUp, uniqueEmail } from './helpers';
+import { setSkipPaywall, shot, signUp, signUpOrIn, uniqueEmail } from './helpers';
 
 test('a new user signs up, meets the plan gate, passes it in dev mode, signs out and in again', async ({
   browser,
@@ -54,7 +54,23 @@ test('a new user signs up, meets the plan gate, passes it in dev mode, signs out
   await expect(devPage.getByText('30 days remaining (local dev plan)')).toBeVisible();
   await shot(devPage, '05-subscription');
   await devPage.goto('/get-started');
+  await expect(devPage.getByRole('link', { name: 'Create a sync' })).toHaveAttribute('href', '/syncs/new');
   await shot(devPage, '06-get-started');
+  await devPage.getByRole('link', { name: 'Issues' }).click();
+  await expect(devPage.getByRole('heading', { name: 'No issues' })).toBeVisible();
+  await shot(devPage, '06b-issues-empty');
+  // A slow route change shows the thin progress bar at the top, then hides it.
+  await devPage.route(/operations-page-.*\.js$/, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  await devPage.getByRole('link', { name: 'Operations' }).click();
+  const bar = devPage.getByRole('progressbar', { name: 'Loading page' });
+  await expect(bar).toBeVisible();
+  await shot(devPage, '06c-route-progress');
+  await expect(devPage.getByRole('heading', { name: 'No operations yet' })).toBeVisible();
+  await expect(bar).toHaveCount(0);
+  await shot(devPage, '06d-operations-empty');
 
   // Sign out goes to /sign-in; signing in again comes back.
   await devPage.getByRole('button', { name: 'Account menu' }).click();
@@ -77,6 +93,8 @@ test('a wrong password is refused with a clear message', async ({ page }) => {
   await page.getByRole('textbox', { name: 'Password' }).fill('not-the-password');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByRole('alert')).toContainText(/invalid/i);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeEnabled();
+  await page.waitForTimeout(300); // the button's loader fades out
   await shot(page, '08-sign-in-error');
 });
 
@@ -92,23 +110,102 @@ test('choosing a plan starts a trial and lifts the gate', async ({ page }) => {
   await expect(page.getByText('Pro', { exact: true })).toBeVisible();
   await page.goto('/subscription/manage');
   await expect(page.getByText('14 days remaining')).toBeVisible();
-  await expect(page.getByText('0 of 15')).toBeVisible();
+  await expect(page.getByText('0 of 15', { exact: true })).toBeVisible();
 });
 
-test('staff force an error and see the envelope text; unknown routes show the not-found view', async ({
+test('staff force an error and see the envelope text; a broken page shows the error screen', async ({
   page,
 }) => {
   await setSkipPaywall(page, true);
   await signUp(page, STAFF_EMAIL, 'Stella Staff');
   await page.goto('/settings/dev-tools');
   await page.getByRole('button', { name: 'Force an error' }).click();
-  await expect(page.getByText('Something went wrong on our side.')).toBeVisible();
+  // The server's 500 envelope carries this user-facing message; the notification shows it as it is.
+  const notification = page.locator('.mantine-Notification-root');
+  await expect(notification).toContainText('Something went wrong on our side.');
   await page.waitForTimeout(500); // let the notification finish sliding in for the screenshot
   await shot(page, '10-forced-error-notification');
-  await page.goto('/settings/users');
-  await expect(page.getByRole('cell', { name: STAFF_EMAIL })).toBeVisible();
-  await shot(page, '11-staff-users');
+
+  await page.getByRole('button', { name: 'Break this page' }).click();
+  await expect(page.getByRole('heading', { name: 'Something went wrong' })).toBeVisible();
+  await expect(
+    page.getByText(
+      'There was a problem loading the page. If this continues, please reach out to us at help@lockstep.test.',
+    ),
+  ).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Return to dashboard' })).toHaveAttribute('href', '/syncs');
+  await shot(page, '10b-something-went-wrong');
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await expect(page.getByRole('heading', { name: 'Developer tools' })).toBeVisible();
+
   await page.goto('/no/such/page');
   await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Read docs' })).toBeVisible();
   await shot(page, '12-not-found');
+  await page.goto('/syncs/new');
+  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+});
+
+test('staff assign a plan, set a flag, impersonate a user and stop', async ({ browser }) => {
+  // A user without a plan, with dev mode off.
+  const email = uniqueEmail('impersonated');
+  const userContext = await browser.newContext();
+  const userPage = await userContext.newPage();
+  await setSkipPaywall(userPage, false);
+  await signUp(userPage, email, 'Ivy User');
+  await expect(userPage.getByRole('link', { name: 'Choose Plan' })).toHaveAttribute('href', /pricing/);
+
+  // Staff sign in (the staff account may exist already from the previous test).
+  const staffContext = await browser.newContext();
+  const page = await staffContext.newPage();
+  await setSkipPaywall(page, false);
+  await signUpOrIn(page, STAFF_EMAIL, 'Stella Staff');
+
+  // The SELECT_A_PLAN_URL flag sends the user's Choose Plan link to the in-app chooser.
+  await page.goto('/settings/flags');
+  await page.getByLabel('Find a user').fill(email);
+  await page
+    .getByRole('row', { name: new RegExp(email) })
+    .getByRole('button', { name: 'Edit flags' })
+    .click();
+  await page.getByRole('switch', { name: 'SELECT_A_PLAN_URL' }).check();
+  await shot(page, '13-staff-flags');
+  await page.getByRole('button', { name: 'Save flags' }).click();
+  await expect(page.getByText('Flags saved.')).toBeVisible();
+  await userPage.reload();
+  await expect(userPage.getByRole('link', { name: 'Choose Plan' })).toHaveAttribute(
+    'href',
+    '/account/signup',
+  );
+  await userContext.close();
+
+  // Assign a plan from the users table.
+  await page.goto('/settings/users');
+  await page.getByPlaceholder('Search by email or name').fill(email);
+  const row = page.getByRole('row', { name: new RegExp(email) });
+  await expect(row).toBeVisible();
+  await expect(page.getByRole('row')).toHaveCount(2); // the header and the one match
+  await expect(row.getByRole('cell', { name: 'No Plan' })).toBeVisible();
+  await shot(page, '11-staff-users');
+  await row.getByRole('button', { name: 'Assign plan' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Assign a plan' });
+  await dialog.getByRole('combobox', { name: 'Plan' }).click();
+  await page.getByRole('option', { name: 'Business' }).click();
+  await shot(page, '14-assign-plan');
+  await dialog.getByRole('button', { name: 'Assign plan' }).click();
+  await expect(row.getByRole('cell', { name: 'Business' })).toBeVisible();
+
+  // Impersonate: a banner says so; stopping returns to the staff account.
+  await row.getByRole('button', { name: 'Impersonate' }).click();
+  await expect(page).toHaveURL(/\/syncs$/);
+  await expect(page.getByText(`You are acting as ${email}`)).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Account menu' })).toContainText('Ivy User');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  await expect(page.getByText('Business', { exact: true })).toBeVisible();
+  await shot(page, '15-impersonating');
+  await page.getByRole('button', { name: 'Stop impersonating' }).click();
+  await expect(page).toHaveURL(/\/settings\/users$/);
+  await expect(page.getByRole('button', { name: 'Account menu' })).toContainText('Stella Staff');
+  await expect(page.getByText('You are acting as')).toHaveCount(0);
+  await staffContext.close();
 });

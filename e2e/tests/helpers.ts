@@ -26,3 +26,21 @@ export async function signUp(page: Page, email: string, name: string, password =
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page).toHaveURL(/\/syncs$/);
 }
+
+/** Signs up, or signs in when the account exists already (an earlier test may have made it). */
+export async function signUpOrIn(page: Page, email: string, name: string, password = 'correct-horse-42') {
+  await page.goto('/sign-up');
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('textbox', { name: 'Password' }).fill(password);
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  const refused = page.getByRole('alert');
+  await expect(refused.or(page.getByRole('navigation'))).toBeVisible();
+  if (await refused.isVisible()) {
+    await page.goto('/sign-in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('textbox', { name: 'Password' }).fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  await expect(page).toHaveURL(/\/syncs$/);
+}

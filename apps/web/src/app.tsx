@@ -6,7 +6,7 @@ import { useEffect } from 'react';
 import { RouterProvider } from 'react-router';
 import { PageErrorBoundary } from './components/error-boundary';
 import { analytics } from './lib/analytics';
-import { useAppConfig, useCurrentUser } from './lib/queries';
+import { DEFAULT_SUPPORT_EMAIL, useAppConfig, useCurrentUser } from './lib/queries';
 import { SessionProvider } from './lib/session';
 import { router } from './router';
 
@@ -28,7 +28,7 @@ function AnalyticsBridge() {
 function Shell() {
   const config = useAppConfig();
   return (
-    <PageErrorBoundary supportEmail={config.data?.supportEmail ?? 'support@lockstep.dev'}>
+    <PageErrorBoundary supportEmail={config.data?.supportEmail ?? DEFAULT_SUPPORT_EMAIL}>
       <AnalyticsBridge />
       <RouterProvider router={router} />
     </PageErrorBoundary>

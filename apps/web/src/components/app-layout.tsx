@@ -1,21 +1,13 @@
-import { PLAN_GATED_ROUTES } from '@lockstep/contract';
-import {
-  Alert,
-  AppShell,
-  Badge,
-  Button,
-  Group,
-  Menu,
-  NavLink,
-  Text,
-  Title,
-  UnstyledButton,
-} from '@mantine/core';
+import { Alert, Anchor, AppShell, NavLink } from '@mantine/core';
 import { Link, Outlet, useLocation } from 'react-router';
-import { authClient } from '../lib/auth-client';
+import { errorText } from '../lib/api';
+import { choosePlanHref, planGateView } from '../lib/plan-gate-rules';
 import { useAppConfig, useCurrentUser, usePlan } from '../lib/queries';
 import { useSession } from '../lib/session';
+import { AppHeader } from './app-header';
 import { FullWindowLoader } from './full-window-loader';
+import { GenericErrorView } from './generic-error-view';
+import { ImpersonationBanner } from './impersonation-banner';
 import { PlanGateModal } from './plan-gate';
 
 const NAV = [
@@ -26,10 +18,6 @@ const NAV = [
   { to: '/settings', label: 'Settings' },
 ];
 
-function isGated(pathname: string) {
-  return (PLAN_GATED_ROUTES as readonly string[]).some((r) => pathname === r || pathname === `${r}/`);
-}
-
 /** The signed-in shell: navigation, plan badge, impersonation banner and the plan gate. */
 export function AppLayout() {
   const { pathname } = useLocation();
@@ -39,37 +27,27 @@ export function AppLayout() {
   const plan = usePlan();
 
   if (user.isLoading || plan.loading) return <FullWindowLoader />;
+  // Without the current user nothing below can be right: say so rather than show the gate.
+  if (user.error || !user.data) {
+    return (
+      <GenericErrorView
+        title="Could not load your account"
+        details={user.error ? errorText(user.error) : undefined}
+      />
+    );
+  }
   const me = user.data;
-  const selectPlanInApp = me?.lockstepUser.experimentFlags.SELECT_A_PLAN_URL === true;
-  const gate = isGated(pathname) && plan.subscription.status === 'none';
+  const view = planGateView(pathname, plan.subscription.status);
 
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm' }} padding="lg">
       <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between">
-          <Group gap="xs">
-            <Title order={4}>Lockstep</Title>
-            <Badge variant="light" color={plan.subscription.status === 'expired' ? 'red' : 'blue'}>
-              {plan.subscription.planDisplayName}
-            </Badge>
-          </Group>
-          <Menu position="bottom-end">
-            <Menu.Target>
-              <UnstyledButton aria-label="Account menu">
-                <Text size="sm">{me?.displayName ?? 'Account'}</Text>
-              </UnstyledButton>
-            </Menu.Target>
-            <Menu.Dropdown>
-              <Menu.Item component={Link} to="/settings/profile">
-                Profile
-              </Menu.Item>
-              <Menu.Item component={Link} to="/subscription/manage">
-                Subscription
-              </Menu.Item>
-              <Menu.Item onClick={() => void signOut()}>Sign out</Menu.Item>
-            </Menu.Dropdown>
-          </Menu>
-        </Group>
+        <AppHeader
+          displayName={me.displayName}
+          subscription={plan.subscription}
+          limits={plan.subscription.status === 'none' ? null : plan.limits}
+          onSignOut={() => void signOut()}
+        />
       </AppShell.Header>
       <AppShell.Navbar p="xs">
         {NAV.map((item) => (
@@ -83,35 +61,20 @@ export function AppLayout() {
         ))}
       </AppShell.Navbar>
       <AppShell.Main>
-        {me?.impersonatedBy ? (
-          <Alert color="orange" mb="md" title="Impersonating">
-            <Group justify="space-between">
-              <Text size="sm">You are acting as {me.email}. Nothing you do here is tracked as them.</Text>
-              <Button
-                size="xs"
-                color="orange"
-                onClick={async () => {
-                  await authClient.admin.stopImpersonating();
-                  window.location.assign('/settings/users');
-                }}
-              >
-                Stop impersonating
-              </Button>
-            </Group>
-          </Alert>
-        ) : null}
-        {plan.subscription.status === 'expired' && isGated(pathname) ? (
+        {me.impersonatedBy ? <ImpersonationBanner email={me.email} /> : null}
+        {view === 'expired-notice' ? (
           <Alert color="red" mb="md" title="Your plan has expired">
             You can look around, but creating, switching on and retrying syncs needs an active plan.{' '}
-            <Link to="/subscription/manage">Manage your subscription</Link>.
+            <Anchor component={Link} to="/subscription/manage" size="sm">
+              Manage your subscription
+            </Anchor>
+            .
           </Alert>
         ) : null}
         <Outlet />
-        {gate ? (
+        {view === 'gate' ? (
           <PlanGateModal
-            choosePlanHref={
-              selectPlanInApp ? '/account/signup' : (config.data?.pricingUrl ?? '/account/signup')
-            }
+            choosePlanHref={choosePlanHref(me.lockstepUser.experimentFlags, config.data?.pricingUrl)}
             onSwitchAccounts={() => void signOut()}
           />
         ) : null}

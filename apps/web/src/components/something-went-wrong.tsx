@@ -3,7 +3,7 @@ import { Button, Center, Group, Stack, Text, Title } from '@mantine/core';
 /** The page render failure screen of spec section 2. */
 export function SomethingWentWrong({ supportEmail, onRetry }: { supportEmail: string; onRetry: () => void }) {
   return (
-    <Center mih="100vh" p="xl">
+    <Center mih="70vh" p="xl">
       <Stack align="center" maw={560} gap="md">
         <Title order={2}>Something went wrong</Title>
         <Text ta="center" c="dimmed">

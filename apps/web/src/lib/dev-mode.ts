@@ -9,13 +9,13 @@ export const DEV_FLAGS = {
 } as const;
 export type DevFlag = keyof typeof DEV_FLAGS;
 
-const isLocalhost = () => ['localhost', '127.0.0.1', '[::1]'].includes(window.location.hostname);
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
-export function readDevFlag(flag: DevFlag): boolean {
+export function readDevFlag(flag: DevFlag, hostname = window.location.hostname): boolean {
   const stored = localStorage.getItem(DEV_FLAGS[flag]);
   if (stored === 'true') return true;
   if (stored === 'false') return false;
-  return flag === 'skipPaywall' ? isLocalhost() : false;
+  return flag === 'skipPaywall' ? LOCAL_HOSTS.includes(hostname) : false;
 }
 
 export function writeDevFlag(flag: DevFlag, value: boolean) {

@@ -19,6 +19,9 @@ export type AppConfig = {
   oidcProviders: string[];
 };
 
+/** Used until /api/config answers (the server's default). */
+export const DEFAULT_SUPPORT_EMAIL = 'support@lockstep.dev';
+
 export function useAppConfig() {
   return useQuery({
     queryKey: ['config'],

@@ -1,10 +1,10 @@
 import { PLAN_TIERS, type PlanTier, tierOfProductType } from '@lockstep/contract';
 import { Badge, Button, Card, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, errorText } from '../lib/api';
+import { api } from '../lib/api';
+import { showError, showSuccess } from '../lib/notify';
 import { useSession } from '../lib/session';
 
 /** The plan chooser (/account/signup and /account/signup/{productType}): starts a trial of a tier. */
@@ -29,13 +29,10 @@ export function AccountSignupPage() {
         body: { productType: productType && highlighted === tier ? productType : tier },
       });
       await queryClient.invalidateQueries();
-      notifications.show({
-        color: 'green',
-        message: `Your ${PLAN_TIERS[tier].displayName} trial has started.`,
-      });
+      showSuccess(`Your ${PLAN_TIERS[tier].displayName} trial has started.`);
       navigate('/syncs');
     } catch (error) {
-      notifications.show({ color: 'red', title: 'Could not choose this plan', message: errorText(error) });
+      showError(error, 'Could not choose this plan');
     } finally {
       setBusy(null);
     }

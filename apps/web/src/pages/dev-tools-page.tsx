@@ -1,7 +1,8 @@
-import { Button, Card, Stack, Switch, Text, Title } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
-import { api, errorText } from '../lib/api';
+import { Button, Card, Group, Stack, Switch, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { api } from '../lib/api';
 import { type DevFlag, writeDevFlag } from '../lib/dev-mode';
+import { showError } from '../lib/notify';
 import { useCurrentUser, useDevFlag } from '../lib/queries';
 
 const FLAGS: { flag: DevFlag; label: string; description: string }[] = [
@@ -35,13 +36,24 @@ function DevFlagSwitch({ flag, label, description }: (typeof FLAGS)[number]) {
   );
 }
 
+/** Fails to render on purpose, to check the Something went wrong screen. */
+function BreakPageButton() {
+  const [broken, setBroken] = useState(false);
+  if (broken) throw new Error('This page was broken on purpose from the developer tools.');
+  return (
+    <Button color="red" variant="default" onClick={() => setBroken(true)}>
+      Break this page
+    </Button>
+  );
+}
+
 export function DevToolsPage() {
   const me = useCurrentUser().data;
   async function forceError() {
     try {
       await api('/rest/debug/error');
     } catch (error) {
-      notifications.show({ color: 'red', title: 'Error', message: errorText(error) });
+      showError(error);
     }
   }
   return (
@@ -60,11 +72,15 @@ export function DevToolsPage() {
           <Stack align="flex-start">
             <Text fw={600}>Diagnostics</Text>
             <Text size="sm" c="dimmed">
-              Calls GET /rest/debug/error, which fails on purpose, to check how errors are shown.
+              Force an error calls GET /rest/debug/error, which fails on purpose, to check how API errors are
+              shown. Break this page makes this page fail to render.
             </Text>
-            <Button color="red" variant="light" onClick={() => void forceError()}>
-              Force an error
-            </Button>
+            <Group>
+              <Button color="red" variant="light" onClick={() => void forceError()}>
+                Force an error
+              </Button>
+              <BreakPageButton />
+            </Group>
           </Stack>
         </Card>
       ) : null}

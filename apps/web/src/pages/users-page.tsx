@@ -1,6 +1,5 @@
 import type { UserSummary } from '@lockstep/contract';
 import {
-  Alert,
   Badge,
   Button,
   Group,
@@ -14,13 +13,14 @@ import {
   Title,
 } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { notifications } from '@mantine/notifications';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, errorText } from '../lib/api';
+import { AssignPlanModal } from '../components/assign-plan-modal';
+import { ErrorAlert } from '../components/error-alert';
+import { api } from '../lib/api';
 import { authClient } from '../lib/auth-client';
-
-const PAGE = 20;
+import { showError, showSuccess } from '../lib/notify';
+import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
 
 /** Staff: search users, impersonate one, or delete one (spec sections 4 and 6). */
 export function UsersPage() {
@@ -28,22 +28,17 @@ export function UsersPage() {
   const [debounced] = useDebouncedValue(q, 250);
   const [page, setPage] = useState(1);
   const [deleting, setDeleting] = useState<UserSummary | null>(null);
+  const [assigning, setAssigning] = useState<UserSummary | null>(null);
   const queryClient = useQueryClient();
   const users = useQuery({
     queryKey: ['users', debounced, page],
-    queryFn: () =>
-      api<{ items: UserSummary[]; total: number }>(
-        `/rest/users?q=${encodeURIComponent(debounced)}&skip=${(page - 1) * PAGE}&take=${PAGE}`,
-      ),
+    queryFn: () => api<Paged<UserSummary>>(`/rest/users?${pageQuery(page, { q: debounced })}`),
   });
 
   async function impersonate(user: UserSummary) {
     const result = await authClient.admin.impersonateUser({ userId: user.id });
     if (result.error) {
-      notifications.show({
-        color: 'red',
-        message: result.error.message ?? 'Could not impersonate this user.',
-      });
+      showError(new Error(result.error.message ?? 'Could not impersonate this user.'));
       return;
     }
     window.location.assign('/syncs');
@@ -52,10 +47,10 @@ export function UsersPage() {
   async function remove(user: UserSummary) {
     try {
       await api(`/rest/users/${user.id}`, { method: 'DELETE' });
-      notifications.show({ color: 'green', message: `${user.email} was deleted.` });
+      showSuccess(`${user.email} was deleted.`);
       await queryClient.invalidateQueries({ queryKey: ['users'] });
     } catch (error) {
-      notifications.show({ color: 'red', message: errorText(error) });
+      showError(error, 'Could not delete this user');
     } finally {
       setDeleting(null);
     }
@@ -74,7 +69,7 @@ export function UsersPage() {
         maw={400}
       />
       {users.isLoading ? <Loader /> : null}
-      {users.error ? <Alert color="red">{errorText(users.error)}</Alert> : null}
+      {users.error ? <ErrorAlert error={users.error} title="Could not load the users" /> : null}
       {users.data && users.data.items.length === 0 ? <Text c="dimmed">No users match.</Text> : null}
       {users.data && users.data.items.length > 0 ? (
         <Table striped highlightOnHover>
@@ -106,6 +101,9 @@ export function UsersPage() {
                     >
                       Impersonate
                     </Button>
+                    <Button size="xs" variant="default" onClick={() => setAssigning(u)}>
+                      Assign plan
+                    </Button>
                     <Button size="xs" color="red" variant="light" onClick={() => setDeleting(u)}>
                       Delete
                     </Button>
@@ -116,9 +114,14 @@ export function UsersPage() {
           </Table.Tbody>
         </Table>
       ) : null}
-      {users.data && users.data.total > PAGE ? (
-        <Pagination total={Math.ceil(users.data.total / PAGE)} value={page} onChange={setPage} />
+      {users.data && users.data.total > PAGE_SIZE ? (
+        <Pagination total={Math.ceil(users.data.total / PAGE_SIZE)} value={page} onChange={setPage} />
       ) : null}
+      <AssignPlanModal
+        user={assigning}
+        onClose={() => setAssigning(null)}
+        onAssigned={() => void queryClient.invalidateQueries({ queryKey: ['users'] })}
+      />
       <Modal opened={deleting !== null} onClose={() => setDeleting(null)} title="Delete this user?">
         <Text mb="md">
           {deleting?.email} and everything they own (syncs, connections, logs) will be deleted. This cannot be
