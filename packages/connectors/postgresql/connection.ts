@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { ConnectorError } from '../sdk/connector';
+import { assertHostAllowed } from '../sdk/ssrf-guard';
 
 export type PgConnectionItems = {
   connectionString?: string;
@@ -46,6 +47,40 @@ export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
     max: 4,
     connectionTimeoutMillis: 10_000,
   };
+}
+
+/**
+ * The host pg will connect to, read as pg reads connection items: a `host` query parameter wins over
+ * the URL's host, a `socket:` URL or a leading `/` is a socket directory, and nothing means localhost.
+ */
+export function connectionHost(items: PgConnectionItems): string {
+  const text = items.connectionString?.trim();
+  if (!text) return items.host || 'localhost';
+  if (text.startsWith('/')) return text.split(' ')[0] as string;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConnectorError(
+      'validation',
+      'connection string is not a URL',
+      'Give the connection string as postgres://user:password@host:5432/database.',
+    );
+  }
+  if (url.protocol === 'socket:') return decodeURIComponent(url.pathname);
+  return url.searchParams.get('host') || decodeURIComponent(url.hostname) || 'localhost';
+}
+
+/**
+ * Refuses a database on Lockstep's own machine or private network (SSRF) unless private hosts are
+ * allowed (local mode). Throws a ConnectorError with a message for the user.
+ */
+export async function assertPostgresqlHostAllowed(
+  items: PgConnectionItems,
+  options: { allowPrivate: boolean },
+): Promise<void> {
+  if (options.allowPrivate) return;
+  await assertHostAllowed(connectionHost(items), { allowPrivate: false });
 }
 
 /** PostgreSQL errors in the connector error code set, with a text a user can act on. */

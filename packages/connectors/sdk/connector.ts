@@ -1,4 +1,5 @@
 import type { CanonicalValue, RecordData } from '@lockstep/engine';
+import type { RateLimitPolicy } from './rate-limiter';
 
 /** One error code set for every app; the runtime decides from it: retry, pause and tell, fail the record, rescan. */
 export const CONNECTOR_ERROR_CODES = [
@@ -57,6 +58,8 @@ export type Capabilities = {
   incrementalRead: boolean;
   deleteDetection: 'events' | 'full_scan' | 'none';
   webhooks: boolean;
+  /** The app's documented limits; the connector's RateLimiter gives its HttpClient a permit per request. */
+  rateLimit?: RateLimitPolicy;
 };
 
 /** A connected table source, as the runtime uses it during a run. */

@@ -1,5 +1,5 @@
 import { ConnectorError } from '@lockstep/connectors';
-import { postgresqlPort } from '@lockstep/connectors/postgresql';
+import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
 import type { ConnectorType } from '@lockstep/contract';
 import { ConnectionProblem, type ConnectorPort, type ConnectorRegistry } from './connector-port';
 
@@ -19,18 +19,25 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const postgresql: ConnectorPort = {
+/** Outside local mode, a database on Lockstep's own machine or network is refused when it is checked. */
+const postgresql = (allowPrivate: boolean): ConnectorPort => ({
   type: 'postgresql',
-  check: (secrets) => guarded(() => postgresqlPort.check(secrets)),
+  check: (secrets) =>
+    guarded(async () => {
+      await assertPostgresqlHostAllowed(secrets, { allowPrivate });
+      return postgresqlPort.check(secrets);
+    }),
   listBases: (secrets) => guarded(() => postgresqlPort.listBases(secrets)),
   discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(secrets, base)),
-};
+});
 
 /**
  * The connectors this server can use. A connector is registered here once it is built and passes
  * its tests; connector-info shows the others as not available.
  */
-export function createConnectorRegistry(_options: { allowPrivateHosts: boolean }): ConnectorRegistry {
-  const ports = new Map<ConnectorType, ConnectorPort>([['postgresql', postgresql]]);
+export function createConnectorRegistry(options: { allowPrivateHosts: boolean }): ConnectorRegistry {
+  const ports = new Map<ConnectorType, ConnectorPort>([
+    ['postgresql', postgresql(options.allowPrivateHosts)],
+  ]);
   return { get: (type) => ports.get(type) };
 }

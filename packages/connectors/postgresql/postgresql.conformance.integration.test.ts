@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { runConformanceSuite } from '../sdk/conformance/index';
+import { postgresqlPort } from './port';
+import { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
+
+// The connector against a real PostgreSQL (the run's embedded one), in a database of its own.
+// PostgreSQL cannot be made to answer 429 or 5xx, so those tests skip; a wrong password is the
+// refused credential.
+runConformanceSuite('PostgreSQL', async () => {
+  const name = `conf_pg_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  const connectionString = url.toString();
+
+  const backend = new pg.Pool({ connectionString, max: 2 });
+  await backend.query(`create table items (
+    id serial primary key,
+    name text not null,
+    email text unique,
+    note text check (length(note) < 40))`);
+
+  let n = 0;
+  const sample = () => {
+    n++;
+    return { name: `Item ${n}`, email: `item${n}@example.com`, note: `note ${n}` };
+  };
+  const connectors: PostgresqlConnector[] = [];
+  const connector = createPostgresqlConnector({ connectionString });
+  connectors.push(connector);
+
+  return {
+    connector,
+    tableId: 'public.items',
+    sampleFields: sample,
+    invalidFields: () => ({ name: null, email: `bad${++n}@example.com` }),
+    async seed(count) {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const f = sample();
+        const r = await backend.query(
+          'insert into items (name, email, note) values ($1, $2, $3) returning id',
+          [f.name, f.email, f.note],
+        );
+        ids.push(String(r.rows[0].id));
+      }
+      return ids;
+    },
+    async mutate(id) {
+      const note = `changed ${randomBytes(3).toString('hex')}`;
+      await backend.query('update items set note = $1 where id = $2', [note, Number(id)]);
+      return { note };
+    },
+    async remove(id) {
+      await backend.query('delete from items where id = $1', [Number(id)]);
+    },
+    discover: () => postgresqlPort.discoverSchema({ connectionString }, 'public'),
+    async badAuthConnector() {
+      const wrong = new URL(connectionString);
+      wrong.password = 'not-the-password';
+      const bad = createPostgresqlConnector({ connectionString: wrong.toString() });
+      connectors.push(bad);
+      return bad;
+    },
+    async close() {
+      for (const c of connectors) await c.end();
+      await backend.end();
+    },
+  };
+});
