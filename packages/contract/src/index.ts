@@ -1,3 +1,4 @@
+export * from './automap';
 export * from './connections';
 export * from './constants';
 export * from './core-bases';

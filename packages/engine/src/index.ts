@@ -1,3 +1,4 @@
+export * from './automap';
 export * from './compatibility';
 export * from './filter';
 export * from './match';

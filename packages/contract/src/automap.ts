@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { Side, SyncDirection } from './core-bases';
+
+/**
+ * Mapping proposals (spec section 7: POST /rest/ai-table-mapper/{coreBaseId}/automap and
+ * POST /rest/ai-field-mapper/{coreBaseId}/automap). Proposals only: the client applies the ones
+ * the user keeps with PATCH /rest/core-bases/{id} (mappings.tableMappings).
+ */
+
+export const AutomapParams = z.object({ coreBaseId: z.string().uuid('must be a sync id (a UUID)') });
+
+/** How the proposals were made: rules (names, types, sample values). An LLM source may come later. */
+export const AutomapSource = z.enum(['rules']);
+
+const Score = z.number().min(0).max(1);
+export const NameMatchKind = z.enum(['exact', 'synonym', 'similar', 'none']);
+
+/** Whether sample rows of a table were read to compare values. */
+export const AutomapSampleInfo = z.object({
+  side: Side,
+  tableId: z.string(),
+  status: z.enum(['used', 'not_requested', 'unavailable', 'failed']),
+  rows: z.number().int(),
+  message: z.string().nullable(),
+});
+export type AutomapSampleInfo = z.infer<typeof AutomapSampleInfo>;
+
+const Options = {
+  /** Read up to 50 rows per table through the connector to compare values (skipped if unreachable). */
+  useSamples: z.boolean().default(true),
+  minScore: Score.optional(),
+};
+
+/** Body of the table mapper; may be empty or absent: proposals for the sync's two connected apps. */
+export const AutomapTablesBody = z.strictObject({ ...Options }).nullish();
+export type AutomapTablesBody = z.infer<typeof AutomapTablesBody>;
+
+export const TableMappingProposal = z.object({
+  leftTableId: z.string(),
+  rightTableId: z.string(),
+  leftTableName: z.string(),
+  rightTableName: z.string(),
+  score: Score,
+  /** e.g. "synonyms: contacts ~ subscribers (both people); 3 of 5 fields match" */
+  explanation: z.string(),
+  reasons: z.array(z.string()),
+  nameMatch: NameMatchKind,
+  fieldsMatched: z.number().int(),
+  fieldsCompared: z.number().int(),
+  /** The sync's table mapping of exactly this pair, when there is one already. */
+  existingTableMappingId: z.string().nullable(),
+});
+export type TableMappingProposal = z.infer<typeof TableMappingProposal>;
+
+export const UnmatchedTable = z.object({
+  tableId: z.string(),
+  name: z.string(),
+  reason: z.string(),
+});
+
+export const AutomapTablesResponse = z.object({
+  coreBaseId: z.string(),
+  source: AutomapSource,
+  leftExternalBaseId: z.string(),
+  rightExternalBaseId: z.string(),
+  proposals: z.array(TableMappingProposal),
+  unmatchedLeft: z.array(UnmatchedTable),
+  unmatchedRight: z.array(UnmatchedTable),
+  samples: z.array(AutomapSampleInfo),
+});
+export type AutomapTablesResponse = z.infer<typeof AutomapTablesResponse>;
+
+/**
+ * Body of the field mapper: an existing table mapping, or a left and a right table of the sync.
+ * allowUnsupported also proposes pairs the compatibility matrix refuses (flagged supported: false).
+ */
+export const AutomapFieldsBody = z
+  .strictObject({
+    tableMappingId: z.string().uuid().optional(),
+    leftTableId: z.string().uuid().optional(),
+    rightTableId: z.string().uuid().optional(),
+    allowUnsupported: z.boolean().default(false),
+    ...Options,
+  })
+  .refine(
+    (b) =>
+      b.tableMappingId !== undefined
+        ? b.leftTableId === undefined && b.rightTableId === undefined
+        : b.leftTableId !== undefined && b.rightTableId !== undefined,
+    { message: 'Give a tableMappingId, or a leftTableId and a rightTableId.' },
+  );
+export type AutomapFieldsBody = z.infer<typeof AutomapFieldsBody>;
+
+export const FieldMappingProposal = z.object({
+  leftColumnId: z.string(),
+  rightColumnId: z.string(),
+  leftColumnName: z.string(),
+  rightColumnName: z.string(),
+  score: Score,
+  /** e.g. "synonyms: email ~ email_address (both email); same type (email); 12 of 40 sample values in common" */
+  explanation: z.string(),
+  reasons: z.array(z.string()),
+  nameMatch: NameMatchKind,
+  /** Jaccard of the distinct normalised sample values; null when no samples were compared. */
+  sampleOverlap: Score.nullable(),
+  /** False only with allowUnsupported: the compatibility matrix refuses the pair. */
+  supported: z.boolean(),
+  /** The matrix's note (one-way types, a read-only side) or its refusal. */
+  compatibilityNote: z.string().nullable(),
+  /** Suggested direction: a read-only column only sends; writable on both sides syncs both ways. */
+  syncDirection: SyncDirection,
+  /** The table mapping's column mapping of exactly this pair, when there is one already. */
+  existingColumnMappingId: z.string().nullable(),
+});
+export type FieldMappingProposal = z.infer<typeof FieldMappingProposal>;
+
+/** The pair to match existing records on during the first sync: matchOnFieldId is leftColumnId. */
+export const MatchFieldProposal = z.object({
+  leftColumnId: z.string(),
+  rightColumnId: z.string(),
+  score: Score,
+  explanation: z.string(),
+});
+
+export const UnmatchedColumn = z.object({
+  columnId: z.string(),
+  name: z.string(),
+  reason: z.string(),
+});
+
+export const AutomapFieldsResponse = z.object({
+  coreBaseId: z.string(),
+  source: AutomapSource,
+  tableMappingId: z.string().nullable(),
+  leftTableId: z.string(),
+  rightTableId: z.string(),
+  leftTableName: z.string(),
+  rightTableName: z.string(),
+  proposals: z.array(FieldMappingProposal),
+  matchField: MatchFieldProposal.nullable(),
+  /** matchField's left column: the table mapping's matchOnFieldId to save, or null. */
+  matchOnFieldId: z.string().nullable(),
+  unmatchedLeft: z.array(UnmatchedColumn),
+  unmatchedRight: z.array(UnmatchedColumn),
+  samples: z.array(AutomapSampleInfo),
+});
+export type AutomapFieldsResponse = z.infer<typeof AutomapFieldsResponse>;
+
+// ---------------------------------------------------------------------------------------------
+// Schema generation (spec section 7: POST /rest/generate-schema/{externalBaseId}/create-tables and
+// /{destExternalBaseId}/create-fields). The other app's tables and fields are created in this app,
+// typed from their canonical types; the client then maps them (the field mapper pairs them by name).
+
+export const GenerateSchemaParams = z.object({
+  externalBaseId: z.string().uuid('must be an external base id (a UUID)'),
+});
+
+/** Tables of the sync's other app to create in this app, with their fields (record ids left out). */
+export const CreateTablesBody = z.strictObject({
+  sourceTableIds: z.array(z.string().uuid()).min(1).max(50),
+});
+export type CreateTablesBody = z.infer<typeof CreateTablesBody>;
+
+/** Fields of the sync's other app to add to one table of this app. */
+export const CreateFieldsBody = z.strictObject({
+  destTableId: z.string().uuid(),
+  sourceColumnIds: z.array(z.string().uuid()).min(1).max(200),
+});
+export type CreateFieldsBody = z.infer<typeof CreateFieldsBody>;
+
+export const CreatedColumn = z.object({
+  sourceColumnId: z.string(),
+  externalColumnId: z.string(),
+  name: z.string(),
+  fieldType: z.string(),
+});
+export const CreatedTable = z.object({
+  sourceTableId: z.string(),
+  externalTableId: z.string(),
+  remoteId: z.string(),
+  name: z.string(),
+  columns: z.array(CreatedColumn),
+});
+
+export const CreateTablesResponse = z.object({
+  externalBaseId: z.string(),
+  tables: z.array(CreatedTable),
+});
+export type CreateTablesResponse = z.infer<typeof CreateTablesResponse>;
+
+export const CreateFieldsResponse = z.object({
+  externalBaseId: z.string(),
+  externalTableId: z.string(),
+  columns: z.array(CreatedColumn),
+});
+export type CreateFieldsResponse = z.infer<typeof CreateFieldsResponse>;

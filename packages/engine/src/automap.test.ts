@@ -1,0 +1,260 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type AutomapColumn,
+  automapFields,
+  automapTables,
+  compareFieldNames,
+  compareTableNames,
+  nameKey,
+  type TableInfo,
+} from './automap';
+
+const col = (name: string, type = 'text', extra: Partial<AutomapColumn> = {}): AutomapColumn => ({
+  id: extra.id ?? name,
+  name,
+  type,
+  ...extra,
+});
+const table = (name: string, columns: AutomapColumn[]): TableInfo => ({ id: name, name, columns });
+const pairs = (r: { proposals: { leftColumnId: string; rightColumnId: string }[] }) =>
+  r.proposals.map((p) => `${p.leftColumnId}=${p.rightColumnId}`).sort();
+
+describe('names', () => {
+  it('normalises case, spacing, camelCase, snake_case and plurals', () => {
+    expect(nameKey('First Name')).toBe('firstname');
+    expect(nameKey('firstName')).toBe('firstname');
+    expect(nameKey('first_names')).toBe('firstname');
+    expect(nameKey('  Companies ')).toBe('company');
+    expect(compareTableNames('Contacts', 'contact').kind).toBe('exact');
+    expect(compareTableNames('people', 'Person').kind).toBe('exact');
+  });
+
+  it('knows synonyms, similar names, and not-similar names', () => {
+    expect(compareTableNames('contacts', 'subscribers')).toMatchObject({ kind: 'synonym' });
+    expect(compareTableNames('companies', 'organisations')).toMatchObject({ kind: 'synonym' });
+    expect(compareTableNames('deals', 'Opportunities')).toMatchObject({ kind: 'synonym' });
+    expect(compareTableNames('contacts', 'companies').kind).toBe('none');
+    expect(compareFieldNames('email', 'Email Address').kind).toBe('synonym');
+    expect(compareFieldNames('firstName', 'given_name').kind).toBe('synonym');
+    expect(compareFieldNames('created_at', 'signup_date').kind).toBe('synonym');
+    expect(compareFieldNames('adress', 'address').kind).toBe('similar');
+    expect(compareFieldNames('billing_email', 'email').kind).toBe('similar');
+    // Sharing only a generic word is not similarity.
+    expect(compareFieldNames('first_name', 'last_name').kind).toBe('none');
+    expect(compareFieldNames('created_at', 'updated_at').kind).toBe('none');
+  });
+});
+
+describe('automapFields', () => {
+  it('prefers an exact name over a similar one, one-to-one', () => {
+    const r = automapFields([col('email'), col('name')], [col('email_address'), col('email'), col('Name')]);
+    expect(pairs(r)).toEqual(['email=email', 'name=Name']);
+    const email = r.proposals.find((p) => p.leftColumnId === 'email');
+    expect(email).toMatchObject({ nameMatch: 'exact', supported: true, syncDirection: 'both' });
+    expect(r.unmatchedRight.map((c) => c.columnId)).toEqual(['email_address']);
+    // No column is used twice.
+    const right = r.proposals.map((p) => p.rightColumnId);
+    expect(new Set(right).size).toBe(right.length);
+  });
+
+  it('maps synonyms across naming styles', () => {
+    const r = automapFields(
+      [col('firstName'), col('lastName'), col('Mobile', 'phone'), col('Organisation')],
+      [col('given_name'), col('surname'), col('phone_number', 'phone'), col('company')],
+    );
+    expect(pairs(r)).toEqual([
+      'Mobile=phone_number',
+      'Organisation=company',
+      'firstName=given_name',
+      'lastName=surname',
+    ]);
+  });
+
+  it('never proposes an incompatible pair unless asked, and then flags it', () => {
+    const left = [col('photo', 'attachments'), col('amount', 'number')];
+    const right = [col('photo', 'number'), col('amount', 'boolean')];
+    expect(automapFields(left, right).proposals).toEqual([]);
+    const flagged = automapFields(left, right, {}, { allowUnsupported: true });
+    expect(flagged.proposals.length).toBeGreaterThan(0);
+    expect(flagged.proposals.every((p) => p.supported === false && p.compatibilityNote)).toBe(true);
+    // Compatible but different types are proposed, scored below the same type.
+    const r = automapFields(
+      [col('score', 'number'), col('total', 'number')],
+      [col('score', 'text'), col('total', 'number')],
+    );
+    const score = r.proposals.find((p) => p.leftColumnId === 'score');
+    const total = r.proposals.find((p) => p.leftColumnId === 'total');
+    expect(score?.supported).toBe(true);
+    expect(score?.score).toBeLessThan(total?.score ?? 0);
+  });
+
+  it('lets overlapping sample values decide between similar names, and find a pair by values alone', () => {
+    const left = [col('contact', 'text', { id: 'l1' }), col('mail', 'text', { id: 'l2' })];
+    const right = [
+      col('contact_name', 'text', { id: 'r1' }),
+      col('contact_email', 'text', { id: 'r2' }),
+      col('xyz', 'text', { id: 'r3' }),
+    ];
+    const emails = ['a@x.com', 'b@x.com', 'c@x.com', 'd@x.com', 'e@x.com', 'f@x.com'];
+    const names = ['Ada', 'Grace', 'Alan', 'Linus', 'Ken', 'Tim'];
+    const withoutSamples = automapFields([left[0] as AutomapColumn], right);
+    const withSamples = automapFields([left[0] as AutomapColumn], right, {
+      left: { l1: emails.map((e) => e.toUpperCase()) },
+      right: { r1: names, r2: [...emails.slice(0, 5), 'z@x.com'] },
+    });
+    expect(withSamples.proposals).toHaveLength(1);
+    expect(withSamples.proposals[0]).toMatchObject({ rightColumnId: 'r2' });
+    expect(withSamples.proposals[0]?.sampleOverlap).toBeGreaterThan(0.5);
+    const before = withoutSamples.proposals.find((p) => p.rightColumnId === 'r2')?.score ?? 0;
+    expect(withSamples.proposals[0]?.score).toBeGreaterThan(before);
+    expect(withSamples.proposals[0]?.explanation).toMatch(/sample values in common/);
+    // No name in common, but the values are the same: proposed on the values.
+    const byValue = automapFields([left[1] as AutomapColumn], [right[2] as AutomapColumn], {
+      left: { l2: emails },
+      right: { r3: emails },
+    });
+    expect(byValue.proposals).toHaveLength(1);
+    expect(byValue.proposals[0]).toMatchObject({
+      leftColumnId: 'l2',
+      rightColumnId: 'r3',
+      nameMatch: 'none',
+    });
+    // Yes/no values always overlap; that alone proposes nothing.
+    const flags = automapFields([col('vip', 'boolean')], [col('active', 'boolean')], {
+      left: { vip: [true, false, true] },
+      right: { active: [false, true, true] },
+    });
+    expect(flags.proposals).toEqual([]);
+  });
+
+  it('sends one way from a read-only column, both ways between writable ones', () => {
+    const r = automapFields(
+      [col('total', 'number', { readOnly: true }), col('name')],
+      [col('total', 'number'), col('name')],
+    );
+    expect(r.proposals.find((p) => p.leftColumnId === 'total')).toMatchObject({
+      syncDirection: 'left_to_right',
+    });
+    expect(r.proposals.find((p) => p.leftColumnId === 'total')?.compatibilityNote).toMatch(/read-only/);
+    expect(r.proposals.find((p) => p.leftColumnId === 'name')?.syncDirection).toBe('both');
+    const rightRo = automapFields([col('total', 'number')], [col('Total', 'number', { readOnly: true })]);
+    expect(rightRo.proposals[0]?.syncDirection).toBe('right_to_left');
+    // Both read-only: nothing can flow, not proposed.
+    expect(
+      automapFields([col('x', 'text', { readOnly: true })], [col('x', 'text', { readOnly: true })]).proposals,
+    ).toEqual([]);
+  });
+
+  it("does not pair the apps' own record ids or foreign keys, unless the values overlap", () => {
+    const r = automapFields(
+      [
+        col('id', 'number', { readOnly: true, primaryKey: true }),
+        col('company_id', 'number', { options: { references: 'public.companies.id' } }),
+        col('email'),
+      ],
+      [
+        col('id', 'text', { primaryKey: true }),
+        col('organisation_id', 'text', { options: { references: 'public.organisations.id' } }),
+        col('email'),
+      ],
+    );
+    expect(pairs(r)).toEqual(['email=email']);
+    expect(r.unmatchedLeft.find((c) => c.columnId === 'id')?.reason).toMatch(/record id/);
+    const ids = ['A1', 'A2', 'A3', 'A4', 'A5', 'A6'];
+    const shared = automapFields([col('id', 'text', { primaryKey: true })], [col('external_id')], {
+      left: { id: ids },
+      right: { external_id: ids },
+    });
+    expect(pairs(shared)).toEqual(['id=external_id']);
+  });
+
+  it('chooses a unique-looking email as the match field', () => {
+    const left = [col('full_name'), col('email_address', 'email'), col('stage', 'single_select')];
+    const right = [col('name'), col('email', 'email'), col('status', 'single_select')];
+    const r = automapFields(left, right, {
+      left: {
+        email_address: ['a@x.com', 'b@x.com', 'c@x.com', 'q@x.com'],
+        full_name: ['Ada', 'Ada', 'Bob', 'Cy'],
+        stage: ['lead', 'lead', 'customer', 'lead'],
+      },
+      right: {
+        email: ['A@x.com ', 'b@x.com', 'z@x.com', 'y@x.com'],
+        name: ['Ada', 'Bob', 'Bob', 'Di'],
+        status: ['lead', 'churned', 'lead', 'lead'],
+      },
+    });
+    expect(r.matchField).toMatchObject({ leftColumnId: 'email_address', rightColumnId: 'email' });
+    expect(r.matchField?.explanation).toMatch(/unique/);
+    // Without an identifying field, no match field is proposed.
+    expect(automapFields([col('name')], [col('name')]).matchField).toBeNull();
+    // Repeating values disqualify an email column.
+    const dup = automapFields([col('email')], [col('email')], {
+      left: { email: ['a@x.com', 'a@x.com', 'b@x.com'] },
+      right: { email: ['a@x.com', 'b@x.com', 'c@x.com'] },
+    });
+    expect(dup.matchField).toBeNull();
+  });
+});
+
+describe('automapTables', () => {
+  const crm = [
+    table('companies', [
+      col('id', 'number', { primaryKey: true }),
+      col('name'),
+      col('domain'),
+      col('employees', 'number'),
+    ]),
+    table('contacts', [
+      col('id', 'number', { primaryKey: true }),
+      col('email'),
+      col('full_name'),
+      col('phone'),
+      col('notes'),
+    ]),
+    table('deals', [col('id', 'number', { primaryKey: true }), col('title'), col('amount', 'number')]),
+  ];
+  const newsletter = [
+    table('organisations', [col('id', 'text', { primaryKey: true }), col('name'), col('website')]),
+    table('subscribers', [
+      col('id', 'text', { primaryKey: true }),
+      col('email'),
+      col('name'),
+      col('tags', 'multi_select'),
+    ]),
+  ];
+
+  it('pairs synonyms one-to-one and leaves the rest unmatched', () => {
+    const r = automapTables(crm, newsletter);
+    expect(r.proposals.map((p) => `${p.leftTableId}=${p.rightTableId}`).sort()).toEqual([
+      'companies=organisations',
+      'contacts=subscribers',
+    ]);
+    expect(r.unmatchedLeft.map((t) => t.tableId)).toEqual(['deals']);
+    const people = r.proposals.find((p) => p.leftTableId === 'contacts');
+    expect(people?.explanation).toMatch(/synonyms: contacts ~ subscribers/);
+    expect(people?.explanation).toMatch(/2 of 3 fields match/);
+  });
+
+  it('puts the same name ahead of a synonym', () => {
+    const r = automapTables(
+      [table('Contacts', [col('email')])],
+      [table('subscribers', [col('email')]), table('contact', [col('email')])],
+    );
+    expect(r.proposals).toHaveLength(1);
+    expect(r.proposals[0]).toMatchObject({ rightTableId: 'contact', nameMatch: 'exact' });
+    expect(r.proposals[0]?.explanation).toMatch(/same name/);
+  });
+
+  it('pairs tables by their fields when the names say nothing, and not below the threshold', () => {
+    const left = [table('tbl_a', [col('email'), col('first_name'), col('last_name'), col('phone')])];
+    const right = [
+      table('sheet1', [col('Email'), col('First Name'), col('Last Name'), col('Phone')]),
+      table('sheet2', [col('sku'), col('price', 'number')]),
+    ];
+    const r = automapTables(left, right);
+    expect(r.proposals).toHaveLength(1);
+    expect(r.proposals[0]).toMatchObject({ rightTableId: 'sheet1', nameMatch: 'none', fieldsMatched: 4 });
+    expect(r.proposals[0]?.explanation).toBe('4 of 4 fields match');
+    expect(r.unmatchedRight.map((t) => t.tableId)).toEqual(['sheet2']);
+  });
+});
