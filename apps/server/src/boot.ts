@@ -84,7 +84,12 @@ export async function boot(
       connectors: runtimeConnectors,
     });
     const runWorkers = options.runWorkers ?? config.role !== 'api';
-    const changeListener = createPostgresChangeListener({ db, boss, secretBox });
+    const changeListener = createPostgresChangeListener({
+      db,
+      boss,
+      secretBox,
+      lockstepDatabaseUrl: databaseUrl,
+    });
     if (runWorkers) await changeListener.start();
     ctx.changeListener = changeListener;
     return {

@@ -37,7 +37,7 @@ function lazyPage<M>(load: () => Promise<M>, pick: (module: M) => ComponentType,
   };
 }
 
-/** The routes of spec section 2; those not built yet (the sync screens) show the not-found view. */
+/** The routes of spec section 2; a path that is not one of them shows the not-found view. */
 export const router = createBrowserRouter([
   {
     element: <Root />,
@@ -128,6 +128,69 @@ export const router = createBrowserRouter([
                       () => import('./pages/flags-page'),
                       (m) => m.FlagsPage,
                       true,
+                    ),
+                  },
+                  {
+                    path: '/syncs/new',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-edit-page'),
+                      (m) => m.SyncNewPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/new/*',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-edit-page'),
+                      (m) => m.SyncNewPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/edit/:id/:segment?',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-edit-page'),
+                      (m) => m.SyncEditPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-detail-page'),
+                      (m) => m.SyncDetailPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/overview',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-detail-page'),
+                      (m) => m.SyncDetailPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/table-mappings',
+                    lazy: lazyPage(
+                      () => import('./pages/table-mappings-page'),
+                      (m) => m.TableMappingsPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/table-mapping-editor/:tableMappingId',
+                    lazy: lazyPage(
+                      () => import('./pages/table-mapping-editor-page'),
+                      (m) => m.TableMappingEditorPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/table-mappings/:tableMappingId/field-mappings',
+                    lazy: lazyPage(
+                      () => import('./pages/field-mappings-page'),
+                      (m) => m.FieldMappingsPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/sync-preview/:step',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-preview-page'),
+                      (m) => m.SyncPreviewPage,
                     ),
                   },
                   { path: '*', element: <NotFoundView /> },

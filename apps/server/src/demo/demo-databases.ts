@@ -194,7 +194,9 @@ async function seedNewsletter(client: pg.Client) {
        values ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         email,
-        p.i % 4 === 0 ? null : `${p.first} ${p.last}`,
+        // Some shared people have no name here (the CRM's name fills it); newsletter-only people all do,
+        // since the CRM requires one.
+        p.i % 4 === 0 && p.i < 120 ? null : `${p.first} ${p.last}`,
         plans[p.i % plans.length],
         orgIds[p.i % orgIds.length],
         new Date(Date.UTC(2025, p.i % 12, (p.i % 27) + 1, 9, 30)).toISOString(),

@@ -1,4 +1,6 @@
 import type { AppContext, RestApp } from '../http/context';
+import { automapFieldsRoute } from './automap/automap-fields';
+import { automapTablesRoute } from './automap/automap-tables';
 import { createExternalConnection } from './connections/create-external-connection';
 import { deleteExternalConnection } from './connections/delete-external-connection';
 import { fetchBasePreviews } from './connections/fetch-base-previews';
@@ -9,6 +11,7 @@ import { patchExternalConnection } from './connections/patch-external-connection
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
 import { getCoreBase } from './core-bases/get-core-base';
+import { getDriftReport } from './core-bases/get-drift-report';
 import { getSyncDisabledRecords } from './core-bases/get-sync-disabled-records';
 import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
@@ -27,6 +30,8 @@ import { getExternalBase } from './external-bases/get-external-base';
 import { listExternalBases } from './external-bases/list-external-bases';
 import { patchExternalBase } from './external-bases/patch-external-base';
 import { updateTablePreviews } from './external-bases/update-table-previews';
+import { createFieldsRoute } from './generate-schema/create-fields';
+import { createTablesRoute } from './generate-schema/create-tables';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { deleteApprovals } from './review/delete-approvals';
@@ -84,6 +89,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteCoreBase,
     getSyncStatus,
     getSyncDisabledRecords,
+    getDriftReport,
     syncNow,
     deleteApprovals,
     heldConflicts,
@@ -129,6 +135,10 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteSyncLogExport,
     listTraceLogs,
     getTrace,
+    automapTablesRoute,
+    automapFieldsRoute,
+    createTablesRoute,
+    createFieldsRoute,
   ]) {
     register(app, ctx);
   }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
@@ -6,16 +7,27 @@ import type { SecretBox } from '../services/secret-box';
 
 type Listener = { client: pg.Client; tables: Map<string, Set<string>> };
 
+const SYNCS_CHANGED = 'lockstep_syncs_changed';
+
+/**
+ * Tells the change listeners of every worker process that a sync was switched on or off or got a
+ * base, so they LISTEN on its databases at once instead of at their next timed refresh.
+ */
+export async function announceSyncsChanged(db: Db): Promise<void> {
+  await sql`select pg_notify(${SYNCS_CHANGED}, '')`.execute(db);
+}
+
 /**
  * Real time for PostgreSQL: LISTENs on `lockstep_changes` in every database an active sync uses,
  * and queues a run of the syncs whose table changed (the change-capture trigger NOTIFYs). Runs on
  * worker processes; the poll schedule stays as the safety net for a missed notification.
  */
 export function createPostgresChangeListener(
-  deps: { db: Db; boss: PgBoss; secretBox: SecretBox },
+  deps: { db: Db; boss: PgBoss; secretBox: SecretBox; lockstepDatabaseUrl?: string },
   refreshMs = 15_000,
 ) {
   const listeners = new Map<string, Listener>();
+  let own: pg.Client | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
   let started = false;
@@ -78,6 +90,15 @@ export function createPostgresChangeListener(
   return {
     async start() {
       started = true;
+      if (deps.lockstepDatabaseUrl) {
+        own = new pg.Client({ connectionString: deps.lockstepDatabaseUrl });
+        own.on('notification', () => {
+          if (!stopped) void refresh().catch(() => {});
+        });
+        own.on('error', () => {});
+        await own.connect();
+        await own.query(`listen ${SYNCS_CHANGED}`);
+      }
       await refresh().catch(() => {});
       timer = setInterval(() => {
         if (!stopped) void refresh().catch(() => {});
@@ -90,6 +111,7 @@ export function createPostgresChangeListener(
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      await own?.end().catch(() => {});
       await Promise.all([...listeners.values()].map((l) => l.client.end().catch(() => {})));
       listeners.clear();
     },

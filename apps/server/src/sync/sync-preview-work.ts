@@ -7,6 +7,7 @@ import { updateProgress } from '../services/progress';
 import type { SecretBox } from '../services/secret-box';
 import { transitionPreview } from '../services/sync-previews';
 import { loadSyncPlan } from './load-sync-plan';
+import { announceSyncsChanged } from './postgres-change-listener';
 import type { RuntimeConnectors } from './runtime-connectors';
 
 export type PreviewDeps = {
@@ -273,6 +274,8 @@ export async function runPreviewStep(
     if (step === 'apply') {
       if ((await statusOf(db, previewId)) !== 'applying') return;
       // Applying is the first sync itself: the runner matches, reconciles and writes, chunk by chunk.
+      // The sync counts as switched on from here, so its label is Active once the runs are done.
+      const applyStartedAt = new Date();
       for (let i = 0; i < 10_000; i++) {
         const result = await handleSyncRun(
           db,
@@ -286,9 +289,10 @@ export async function runPreviewStep(
       }
       await db
         .updateTable('core_base')
-        .set({ sync_state: 'on', sync_state_changed_at: new Date() })
+        .set({ sync_state: 'on', sync_state_changed_at: applyStartedAt })
         .where('id', '=', preview.core_base_id)
         .execute();
+      await announceSyncsChanged(db).catch(() => {});
       await transitionPreview(db, previewId, 'applying', 'done', 'server');
       const tracking = (
         await db

@@ -1,9 +1,11 @@
 import { CoreBase, PatchCoreBaseBody } from '@lockstep/contract';
+import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
 import { findCoreBase, toCoreBase } from '../../services/core-bases';
 import { assertPlanAllows } from '../../services/plan-guard';
 import { replaceTableMappings } from '../../services/table-mappings';
+import { announceSyncsChanged } from '../../sync/postgres-change-listener';
 import { CoreBaseIdParams, DetailQuery } from './params';
 
 export function patchCoreBase(app: RestApp, ctx: AppContext) {
@@ -14,7 +16,13 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
         tags: ['core-bases'],
         summary: 'Change a sync: name, pinned, on/off, config extras, table and field mappings',
         params: CoreBaseIdParams,
-        querystring: DetailQuery,
+        querystring: DetailQuery.extend({
+          // The local dev flag "allow mapping unsupported fields": honoured on a local server only.
+          allowUnsupported: z
+            .enum(['true', 'false'])
+            .default('false')
+            .transform((v) => v === 'true'),
+        }),
         body: PatchCoreBaseBody,
         response: { 200: CoreBase },
       },
@@ -25,8 +33,11 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       const { syncState, name, pinned, configExtras, mappings } = request.body;
       // Switching on counts as activating: an expired plan or a full record limit refuses it.
       if (syncState === 'on' && row.sync_state === 'off')
-        await assertPlanAllows(ctx.db, row.owner_id, 'activate');
-      if (mappings) await replaceTableMappings(ctx.db, row, mappings.tableMappings);
+        await assertPlanAllows(ctx.db, row.owner_id, 'activate', ctx.config.environment === 'local');
+      if (mappings) {
+        const allowUnsupported = request.query.allowUnsupported && ctx.config.environment === 'local';
+        await replaceTableMappings(ctx.db, row, mappings.tableMappings, allowUnsupported);
+      }
       const updated = await ctx.db
         .updateTable('core_base')
         .set({
@@ -44,7 +55,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       // Switching on starts a run at once instead of waiting for the schedule.
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
-        await ctx.changeListener?.refresh().catch(() => {});
+        await announceSyncsChanged(ctx.db).catch(() => {});
       }
       return toCoreBase(
         ctx.db,

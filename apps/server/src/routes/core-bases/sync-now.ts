@@ -22,7 +22,7 @@ export function syncNow(app: RestApp, ctx: AppContext) {
       if (base.sync_state !== 'on') {
         throw new HttpError(409, 'Sync is off', 'Switch the sync on to run it.', 'conflict');
       }
-      await assertPlanAllows(ctx.db, base.owner_id, 'activate');
+      await assertPlanAllows(ctx.db, base.owner_id, 'activate', ctx.config.environment === 'local');
       const id = await requestSyncRun(ctx.boss, base.id, 'user', PRIORITY.user);
       // null: a run is already queued; its priority was raised instead.
       return reply.status(202).send({ queued: id !== null });

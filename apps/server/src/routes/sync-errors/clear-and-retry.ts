@@ -13,7 +13,7 @@ const RetryResponse = z.object({ retried: z.number().int(), coreBaseIds: z.array
  * records first and resolves or reopens each issue. An expired plan cannot retry (spec section 4).
  */
 async function retry(ctx: AppContext, ownerId: string, filter: { errorId?: string; coreBaseId?: string }) {
-  await assertPlanAllows(ctx.db, ownerId, 'retry');
+  await assertPlanAllows(ctx.db, ownerId, 'retry', ctx.config.environment === 'local');
   let q = ctx.db
     .updateTable('sync_error')
     .set({ status: 'retrying', updated_at: new Date() })

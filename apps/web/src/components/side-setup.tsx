@@ -1,0 +1,342 @@
+import type { ConnectorInfo, CoreBase, ExternalConnection, RequiredItem } from '@lockstep/contract';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Divider,
+  Group,
+  Loader,
+  PasswordInput,
+  Select,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { api } from '../lib/api';
+import { showError, showSuccess } from '../lib/notify';
+import { useConnections, useConnectorInfo, useDemoDatabases, useInvalidateSync } from '../lib/sync-queries';
+import { ErrorAlert } from './error-alert';
+
+type Side = 'left' | 'right';
+
+/** A form built from a connector's required items; secrets are typed into password fields. */
+function ItemsForm({
+  items,
+  submitLabel,
+  busy,
+  onSubmit,
+}: {
+  items: RequiredItem[];
+  submitLabel: string;
+  busy: boolean;
+  onSubmit: (values: Record<string, string>) => void;
+}) {
+  const [values, setValues] = useState<Record<string, string>>({});
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onSubmit(Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '')));
+  };
+  return (
+    <form onSubmit={submit}>
+      <Stack gap="xs">
+        {items.map((item) => {
+          const common = {
+            label: item.label,
+            description: item.help,
+            placeholder: item.placeholder,
+            required: !item.optional,
+            value: values[item.name] ?? '',
+            onChange: (e: { currentTarget: { value: string } }) => {
+              const value = e.currentTarget.value;
+              setValues((v) => ({ ...v, [item.name]: value }));
+            },
+          };
+          return item.secret || item.kind === 'password' ? (
+            <PasswordInput key={item.name} {...common} />
+          ) : (
+            <TextInput key={item.name} {...common} type={item.kind === 'number' ? 'number' : 'text'} />
+          );
+        })}
+        <Group>
+          <Button type="submit" loading={busy}>
+            {submitLabel}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+/** Step 3: which base (database schema, workspace, spreadsheet) of the connection to sync. */
+function ChooseBase({
+  coreBase,
+  side,
+  connection,
+  info,
+}: {
+  coreBase: CoreBase;
+  side: Side;
+  connection: ExternalConnection;
+  info: ConnectorInfo;
+}) {
+  const invalidate = useInvalidateSync();
+  const previews = useQuery({
+    queryKey: ['base-previews', connection.id],
+    queryFn: () =>
+      api<{ basePreviews: { remoteId: string; name: string }[] }>(
+        `/rest/external-connections/${connection.id}/fetch-base-previews`,
+        { method: 'PATCH', body: {} },
+      ),
+  });
+  const [chosen, setChosen] = useState<string | null>(null);
+  const bases = previews.data?.basePreviews ?? [];
+  const remoteId = chosen ?? (bases.length === 1 ? (bases[0]?.remoteId ?? null) : null);
+  const attach = useMutation({
+    mutationFn: (extras: Record<string, string>) => {
+      const preview = bases.find((b) => b.remoteId === remoteId);
+      return api<CoreBase>('/rest/external-bases', {
+        method: 'POST',
+        body: {
+          type: connection.type,
+          name: bases.length > 1 && preview ? `${connection.name} · ${preview.name}` : connection.name,
+          remoteId,
+          coreBaseId: coreBase.id,
+          externalConnectionId: connection.id,
+          side,
+          extras,
+        },
+      });
+    },
+    onSuccess: () => {
+      showSuccess(`${connection.name} is connected; its tables were read.`);
+      return invalidate(coreBase.id);
+    },
+    onError: (e) => showError(e, 'Could not use this base'),
+  });
+
+  if (previews.isLoading)
+    return (
+      <Group gap="xs">
+        <Loader size="xs" />
+        <Text size="sm">Looking at what {connection.name} holds…</Text>
+      </Group>
+    );
+  if (previews.error)
+    return <ErrorAlert error={previews.error} title={`Could not reach ${connection.name}`} />;
+  if (bases.length === 0) return <Text size="sm">This connection has no bases Lockstep can read.</Text>;
+  return (
+    <Stack gap="xs">
+      <Select
+        label={info.connectorType === 'postgresql' ? 'Schema' : 'Base'}
+        data={bases.map((b) => ({ value: b.remoteId, label: b.name }))}
+        value={remoteId}
+        onChange={setChosen}
+        allowDeselect={false}
+      />
+      {remoteId ? (
+        <ItemsForm
+          items={info.requiredBaseExtras}
+          submitLabel={`Use ${bases.find((b) => b.remoteId === remoteId)?.name ?? 'this base'}`}
+          busy={attach.isPending}
+          onSubmit={(extras) => attach.mutate(extras)}
+        />
+      ) : null}
+    </Stack>
+  );
+}
+
+/** Step 2: a connection to the chosen app: a demo database, an existing connection, or a new one. */
+function ChooseConnection({
+  info,
+  onChosen,
+}: {
+  info: ConnectorInfo;
+  onChosen: (connection: ExternalConnection) => void;
+}) {
+  const client = useQueryClient();
+  const connections = useConnections(info.connectorType);
+  const demos = useDemoDatabases();
+  const connectDemo = useMutation({
+    mutationFn: (name: string) =>
+      api<ExternalConnection>(`/rest/demo-databases/${name}/connect`, { method: 'POST' }),
+    onSuccess: (c) => {
+      void client.invalidateQueries({ queryKey: ['external-connections'] });
+      onChosen(c);
+    },
+    onError: (e) => showError(e, 'Could not connect the demo database'),
+  });
+  const create = useMutation({
+    mutationFn: (connectionItems: Record<string, string>) =>
+      api<ExternalConnection>('/rest/external-connections', {
+        method: 'POST',
+        body: { type: info.connectorType, connectionItems },
+      }),
+    onSuccess: (c) => {
+      void client.invalidateQueries({ queryKey: ['external-connections'] });
+      onChosen(c);
+    },
+  });
+  const existing = connections.data?.items ?? [];
+  const showDemos = info.connectorType === 'postgresql' && demos.data?.available;
+
+  return (
+    <Stack gap="sm">
+      {showDemos ? (
+        <Stack gap={6}>
+          <Text size="sm" fw={600}>
+            Try it on sample data
+          </Text>
+          <Group gap="xs">
+            {demos.data?.items.map((d) => (
+              <Button
+                key={d.name}
+                variant="light"
+                loading={connectDemo.isPending && connectDemo.variables === d.name}
+                onClick={() => connectDemo.mutate(d.name)}
+                title={d.description}
+              >
+                Use {d.displayName}
+              </Button>
+            ))}
+          </Group>
+        </Stack>
+      ) : null}
+      {existing.length > 0 ? (
+        <Select
+          label="Use an existing connection"
+          placeholder="Choose a connection"
+          data={existing.map((c) => ({
+            value: c.id,
+            label: c.status === 'broken' ? `${c.name} (needs attention)` : c.name,
+          }))}
+          onChange={(id) => {
+            const c = existing.find((x) => x.id === id);
+            if (c) onChosen(c);
+          }}
+        />
+      ) : null}
+      {showDemos || existing.length > 0 ? (
+        <Divider label="or connect a new one" labelPosition="left" />
+      ) : null}
+      {info.auth.type === 'oauth2' ? (
+        <Alert color="gray">
+          {info.displayName} signs in through its own window; that sign-in is not available in this version.
+        </Alert>
+      ) : (
+        <>
+          {create.error ? (
+            <ErrorAlert error={create.error} title={`Could not connect to ${info.displayName}`} />
+          ) : null}
+          <ItemsForm
+            items={info.auth.requiredItems}
+            submitLabel={`Connect ${info.displayName}`}
+            busy={create.isPending}
+            onSubmit={(items) => create.mutate(items)}
+          />
+        </>
+      )}
+    </Stack>
+  );
+}
+
+/**
+ * One side of a sync: the app, a connection to it and the base to sync. Once chosen, the base
+ * shows with its tables; the schema can be read again after changes in the app.
+ */
+export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }) {
+  const infos = useConnectorInfo();
+  const invalidate = useInvalidateSync();
+  const [type, setType] = useState<string | null>(null);
+  const [connection, setConnection] = useState<ExternalConnection | null>(null);
+  const attached = side === 'left' ? coreBase.leftExternalBase : coreBase.rightExternalBase;
+  const title = side === 'left' ? 'First app' : 'Second app';
+  const refresh = useMutation({
+    mutationFn: (id: string) =>
+      api(`/rest/external-bases/${id}/update-table-previews`, { method: 'PATCH', body: {} }),
+    onSuccess: () => {
+      showSuccess('The tables and fields were read again.');
+      return invalidate(coreBase.id);
+    },
+    onError: (e) => showError(e, 'Could not read the schema'),
+  });
+
+  if (attached) {
+    const info = infos.data?.find((i) => i.connectorType === attached.connectorInfo.connectorType);
+    return (
+      <Card withBorder padding="lg" data-testid={`side-${side}`}>
+        <Stack gap="xs">
+          <Group justify="space-between">
+            <Title order={4}>{title}</Title>
+            <Badge color="green" variant="light">
+              Connected
+            </Badge>
+          </Group>
+          <Text fw={600}>{attached.name}</Text>
+          <Text size="sm" c="dimmed">
+            {info?.displayName ?? attached.type} · {attached.externalTables.length} table
+            {attached.externalTables.length === 1 ? '' : 's'}:{' '}
+            {attached.externalTables.map((t) => t.name).join(', ') || 'none'}
+          </Text>
+          <Group>
+            <Button
+              variant="default"
+              size="xs"
+              loading={refresh.isPending}
+              onClick={() => refresh.mutate(attached.id)}
+            >
+              Read tables again
+            </Button>
+          </Group>
+        </Stack>
+      </Card>
+    );
+  }
+
+  const info = infos.data?.find((i) => i.connectorType === type) ?? null;
+  return (
+    <Card withBorder padding="lg" data-testid={`side-${side}`}>
+      <Stack gap="sm">
+        <Title order={4}>{title}</Title>
+        {infos.isLoading ? <Loader size="sm" aria-label="Loading apps" /> : null}
+        {infos.error ? <ErrorAlert error={infos.error} title="Could not load the apps" /> : null}
+        {infos.data ? (
+          <Select
+            label="App"
+            placeholder="Choose an app"
+            searchable
+            data={infos.data.map((i) => ({
+              value: i.connectorType,
+              label: i.available
+                ? `${i.displayName}${i.isInBeta ? ' (beta)' : ''}`
+                : `${i.displayName} (coming soon)`,
+              disabled: !i.available,
+            }))}
+            value={type}
+            onChange={(v) => {
+              setType(v);
+              setConnection(null);
+            }}
+          />
+        ) : null}
+        {info && !connection ? <ChooseConnection info={info} onChosen={setConnection} /> : null}
+        {info && connection ? (
+          <Stack gap="xs">
+            <Group gap="xs">
+              <Text size="sm">
+                Connection: <b>{connection.name}</b>
+              </Text>
+              <Button variant="subtle" size="compact-xs" onClick={() => setConnection(null)}>
+                Change
+              </Button>
+            </Group>
+            <ChooseBase coreBase={coreBase} side={side} connection={connection} info={info} />
+          </Stack>
+        ) : null}
+      </Stack>
+    </Card>
+  );
+}
