@@ -74,6 +74,7 @@ export async function boot(
       embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
       connectors: createConnectorRegistry({
         allowPrivateHosts: config.environment === 'local' || config.environment === 'test',
+        supabase: config.supabase,
       }),
     };
     await registerJobs(boss, {

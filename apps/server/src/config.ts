@@ -21,6 +21,9 @@ const EnvSchema = z.object({
   LOCKSTEP_OIDC_PROVIDERS: z.string().default(''),
   LOCKSTEP_WEB_DIST: z.string().optional(),
   LOCKSTEP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOCKSTEP_SUPABASE_API_URL: z.string().url().default('https://api.supabase.com'),
+  LOCKSTEP_SUPABASE_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_SUPABASE_CLIENT_SECRET: z.string().optional(),
 });
 
 export type Config = {
@@ -41,6 +44,8 @@ export type Config = {
   oidcProviders: string[];
   webDist: string;
   logLevel: string;
+  /** Supabase's Management API and this server's OAuth app there (a simulator in tests). */
+  supabase: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
 };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -90,5 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       .filter(Boolean),
     webDist: path.resolve(e.LOCKSTEP_WEB_DIST ?? path.join(repoRoot, 'apps/web/dist')),
     logLevel: e.LOCKSTEP_LOG_LEVEL,
+    supabase: {
+      apiUrl: e.LOCKSTEP_SUPABASE_API_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_SUPABASE_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_SUPABASE_CLIENT_SECRET || undefined,
+    },
   };
 }

@@ -1,4 +1,4 @@
-export { assertPostgresqlHostAllowed, type PgConnectionItems } from './connection';
+export { assertPostgresqlHostAllowed, type PgConnectionItems, poolConfig } from './connection';
 export { addColumns, createTables, type NewColumn } from './create-schema';
 export { postgresqlPort } from './port';
 export { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';

@@ -93,3 +93,45 @@ export function connectorDisplayName(type: ConnectorType): string {
 export function oauthDeniedMessage(type: ConnectorType): string {
   return `${DISPLAY_NAMES[type]} authorization was denied. Please try again.`;
 }
+
+/**
+ * POST /rest/external-connections/oauth/{connectorType}/authorize-callback: what the OAuth redirect
+ * brought back (code, or error such as access_denied) and the PKCE verifier the web app kept.
+ */
+export const OAuthAuthorizeCallbackBody = z.strictObject({
+  code: z.string().min(1).max(2000).optional(),
+  codeVerifier: z.string().min(43).max(128).optional(),
+  connectionItems: z.record(z.string().max(100), z.string().max(10_000)).default({}),
+  /** The redirect URI used at the authorize step; defaults to {publicUrl}/oauth/{connectorType}/callback. */
+  redirectUri: z.string().url().max(2000).optional(),
+  error: z.string().max(200).optional(),
+  errorDescription: z.string().max(2000).optional(),
+  name: z.string().trim().min(1).max(200).optional(),
+});
+
+/** GET /rest/connector-rpc/get-user-email?externalConnectionId=… */
+export const ConnectorUserEmail = z.object({
+  externalConnectionId: z.string(),
+  email: z.string().nullable(),
+});
+
+/** POST /rest/temporary-external-connections/create (no sign-in needed). */
+export const CreateTemporaryConnectionBody = z.strictObject({
+  email: z.string().trim().toLowerCase().email().max(320),
+  connectorType: ConnectorType,
+  connectionItems: z.record(z.string().max(100), z.string().max(10_000)).default({}),
+  name: z.string().trim().min(1).max(200).optional(),
+});
+
+/** A connection made before sign-in: the token is all the client keeps, and it is opaque. */
+export const TemporaryConnection = z.object({
+  token: z.string(),
+  email: z.string(),
+  connectorType: ConnectorType,
+  accountEmail: z.string().nullable(),
+  expiresAt: z.string(),
+});
+export type TemporaryConnection = z.infer<typeof TemporaryConnection>;
+
+/** POST /rest/temporary-external-connections/claim */
+export const ClaimTemporaryConnectionBody = z.strictObject({ token: z.string().min(1).max(50_000) });

@@ -18,3 +18,10 @@ export {
   systemClock,
   TokenRegistry,
 } from './http.ts';
+export {
+  DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
+  DEFAULT_PAT as SUPABASE_DEFAULT_PAT,
+  type SupabaseSimulator,
+  type SupabaseSimulatorOptions,
+  startSupabaseSimulator,
+} from './supabase/index.ts';

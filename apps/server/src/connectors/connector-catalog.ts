@@ -42,7 +42,17 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Supabase',
     connectorType: 'supabase',
-    auth: { type: 'oauth2', requiredItems: [] },
+    // Available once registered: OAuth to the Management API, or a personal access token instead.
+    auth: {
+      type: 'oauth2',
+      requiredItems: [
+        item('accessToken', 'Personal access token', 'password', {
+          optional: true,
+          placeholder: 'sbp_…',
+          help: 'Instead of signing in with Supabase: a token from supabase.com/dashboard/account/tokens.',
+        }),
+      ],
+    },
     requiredBaseExtras: [],
     isInBeta: true,
   },

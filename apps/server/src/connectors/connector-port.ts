@@ -16,12 +16,28 @@ export type DiscoveredTable = {
 };
 export type BasePreview = { remoteId: string; name: string };
 
+/**
+ * Given to a port call by its caller: a port whose calls renew credentials (OAuth refresh) or set
+ * something up in the app (Supabase's database role) stores the connection's new items with it.
+ */
+export type PortCallContext = { saveItems(items: Record<string, string>): Promise<void> };
+
 export type ConnectorPort = {
   type: ConnectorType;
   /** Throws a ConnectionProblem when the app refuses the credentials or cannot be reached. */
-  check(secrets: Record<string, string>): Promise<{ accountEmail: string | null }>;
-  listBases(secrets: Record<string, string>): Promise<BasePreview[]>;
-  discoverSchema(secrets: Record<string, string>, baseRemoteId: string): Promise<DiscoveredTable[]>;
+  check(secrets: Record<string, string>, context?: PortCallContext): Promise<{ accountEmail: string | null }>;
+  listBases(secrets: Record<string, string>, context?: PortCallContext): Promise<BasePreview[]>;
+  discoverSchema(
+    secrets: Record<string, string>,
+    baseRemoteId: string,
+    context?: PortCallContext,
+  ): Promise<DiscoveredTable[]>;
+  /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */
+  exchangeOAuthCode?(input: {
+    code: string;
+    codeVerifier: string;
+    redirectUri: string;
+  }): Promise<Record<string, string>>;
 };
 
 /** A connection that does not work, with a message a user can act on. */

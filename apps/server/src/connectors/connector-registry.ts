@@ -1,5 +1,6 @@
 import { ConnectorError } from '@lockstep/connectors';
 import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
+import { createSupabasePort, SUPABASE_API_URL, type SupabaseSettings } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
 import { ConnectionProblem, type ConnectorPort, type ConnectorRegistry } from './connector-port';
 
@@ -31,13 +32,38 @@ const postgresql = (allowPrivate: boolean): ConnectorPort => ({
   discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(secrets, base)),
 });
 
+/** Supabase: the Management API with OAuth (or a personal access token), data through PostgreSQL. */
+const supabase = (settings: SupabaseSettings): ConnectorPort => {
+  const port = createSupabasePort(settings);
+  return {
+    type: 'supabase',
+    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
+    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
+    discoverSchema: (secrets, base, context) =>
+      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+  };
+};
+
 /**
  * The connectors this server can use. A connector is registered here once it is built and passes
  * its tests; connector-info shows the others as not available.
  */
-export function createConnectorRegistry(options: { allowPrivateHosts: boolean }): ConnectorRegistry {
+export function createConnectorRegistry(options: {
+  allowPrivateHosts: boolean;
+  supabase?: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+}): ConnectorRegistry {
   const ports = new Map<ConnectorType, ConnectorPort>([
     ['postgresql', postgresql(options.allowPrivateHosts)],
+    [
+      'supabase',
+      supabase({
+        ...options.supabase,
+        allowPrivateHosts: options.allowPrivateHosts,
+        // Supabase's databases take TLS; the simulator (another API URL) has none.
+        databaseSsl: options.supabase && options.supabase.apiUrl !== SUPABASE_API_URL ? 'disable' : 'require',
+      }),
+    ],
   ]);
   return { get: (type) => ports.get(type) };
 }

@@ -3,9 +3,18 @@ import { toRole } from '../services/users';
 import type { AppContext } from './context';
 import { HttpError, unauthorized } from './http-error';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Open without sign-in (a connection made before sign-in); the handler sees no principal. */
+    public?: boolean;
+  }
+}
+
 /** Every /rest route needs a valid Bearer JWT of a user that still exists and is not banned. */
 export function bearerGuard(ctx: AppContext) {
   return async (request: FastifyRequest) => {
+    // A route marked public (config: { public: true }) is open before sign-in; it has no principal.
+    if (request.routeOptions.config?.public === true) return;
     const header = request.headers.authorization;
     if (!header) throw unauthorized('Sign in to continue: this call needs an Authorization: Bearer token.');
     const [scheme, token] = header.split(' ');

@@ -6,7 +6,9 @@ import { deleteExternalConnection } from './connections/delete-external-connecti
 import { fetchBasePreviews } from './connections/fetch-base-previews';
 import { getConnectorInfo } from './connections/get-connector-info';
 import { getExternalConnection } from './connections/get-external-connection';
+import { getUserEmail } from './connections/get-user-email';
 import { listExternalConnections } from './connections/list-external-connections';
+import { oauthAuthorizeCallback } from './connections/oauth-authorize-callback';
 import { patchExternalConnection } from './connections/patch-external-connection';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
@@ -26,10 +28,15 @@ import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { demoDatabases } from './demo/demo-databases';
 import { bumpRecurringJobPriority } from './external-bases/bump-recurring-job-priority';
 import { createExternalBase } from './external-bases/create-external-base';
+import { deleteExternalBase } from './external-bases/delete-external-base';
 import { getExternalBase } from './external-bases/get-external-base';
+import { getWebhookStateDebug } from './external-bases/get-webhook-state-debug';
+import { getWebhooksDebug } from './external-bases/get-webhooks-debug';
 import { listExternalBases } from './external-bases/list-external-bases';
 import { patchExternalBase } from './external-bases/patch-external-base';
+import { updateBasePreview } from './external-bases/update-base-preview';
 import { updateTablePreviews } from './external-bases/update-table-previews';
+import { updateTableSchema } from './external-tables/update-table-schema';
 import { createFieldsRoute } from './generate-schema/create-fields';
 import { createTablesRoute } from './generate-schema/create-tables';
 import { cancelProgress } from './progress/cancel-progress';
@@ -56,6 +63,8 @@ import { listPreviewRecords } from './sync-preview/list-preview-records';
 import { patchSyncPreview } from './sync-preview/patch-sync-preview';
 import { patchTablePair } from './sync-preview/patch-table-pair';
 import { redownloadExternalTable } from './sync-preview/redownload-external-table';
+import { claimTemporaryConnection } from './temporary-connections/claim-temporary-connection';
+import { createTemporaryConnection } from './temporary-connections/create-temporary-connection';
 import { getTrace } from './trace-logs/get-trace';
 import { listTraceLogs } from './trace-logs/list-trace-logs';
 import { assignPlan } from './users/assign-plan';
@@ -139,6 +148,15 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     automapFieldsRoute,
     createTablesRoute,
     createFieldsRoute,
+    oauthAuthorizeCallback,
+    getUserEmail,
+    createTemporaryConnection,
+    claimTemporaryConnection,
+    updateBasePreview,
+    getWebhooksDebug,
+    getWebhookStateDebug,
+    deleteExternalBase,
+    updateTableSchema,
   ]) {
     register(app, ctx);
   }

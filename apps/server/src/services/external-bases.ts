@@ -2,7 +2,8 @@ import type { ConnectorType } from '@lockstep/contract';
 import type { Db } from '../db/database';
 import { type AppContext, canAccessOwner, type Principal } from '../http/context';
 import { notFound } from '../http/http-error';
-import { callConnector, connectorFor, openSecrets } from './external-connections';
+import { findCoreBase, toCoreBase } from './core-bases';
+import { callConnector, connectorFor, openSecrets, portContext } from './external-connections';
 import { storeDiscoveredSchema } from './external-schema';
 
 export async function findExternalBase(db: Db, principal: Principal, id: string) {
@@ -31,7 +32,27 @@ export async function refreshExternalSchema(
   const type = base.type as ConnectorType;
   const port = connectorFor(ctx, type);
   const tables = await callConnector(type, () =>
-    port.discoverSchema(openSecrets(ctx, connection).connectionItems, base.remote_id),
+    port.discoverSchema(
+      openSecrets(ctx, connection).connectionItems,
+      base.remote_id,
+      portContext(ctx, connection),
+    ),
   );
   return storeDiscoveredSchema(ctx.db, base, tables);
+}
+
+/** One attached app as the API shows it (with its tables and fields). */
+export async function externalBaseView(
+  ctx: AppContext,
+  principal: Principal,
+  base: { core_base_id: string; side: 'left' | 'right' },
+) {
+  const full = await toCoreBase(
+    ctx.db,
+    await findCoreBase(ctx.db, principal, base.core_base_id),
+    'fullBaseSchema',
+  );
+  return (base.side === 'left' ? full.leftExternalBase : full.rightExternalBase) as NonNullable<
+    typeof full.leftExternalBase
+  >;
 }

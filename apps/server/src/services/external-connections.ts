@@ -1,7 +1,7 @@
 import { type ConnectorType, connectorDisplayName, type ExternalConnection } from '@lockstep/contract';
 import type { Selectable } from 'kysely';
 import { connectorInfo } from '../connectors/connector-catalog';
-import { ConnectionProblem, type ConnectorPort } from '../connectors/connector-port';
+import { ConnectionProblem, type ConnectorPort, type PortCallContext } from '../connectors/connector-port';
 import type { Db } from '../db/database';
 import type { ExternalConnectionTable } from '../db/schema';
 import { type AppContext, canAccessOwner, type Principal } from '../http/context';
@@ -11,10 +11,28 @@ import { iso } from './sync-logs';
 type Row = Selectable<ExternalConnectionTable>;
 export type SealedSecrets = { connectionItems: Record<string, string>; oAuth?: Record<string, unknown> };
 
+/**
+ * Items a server keeps for itself whatever the connector declares (OAuth tokens, a database role's
+ * credentials set up by Lockstep): they are never shown either.
+ */
+const SERVER_SECRETS = [
+  'accessToken',
+  'refreshToken',
+  'password',
+  'connectionString',
+  'clientSecret',
+  'apiKey',
+  'secretKey',
+  'token',
+];
+
 /** Connection items the connector declares secret never leave the server; the rest are shown. */
 export function toExternalConnection(row: Row, items: Record<string, string>): ExternalConnection {
   const info = connectorInfo(row.type as ConnectorType);
-  const secret = new Set(info.auth.requiredItems.filter((i) => i.secret).map((i) => i.name));
+  const secret = new Set([
+    ...SERVER_SECRETS,
+    ...info.auth.requiredItems.filter((i) => i.secret).map((i) => i.name),
+  ]);
   const visible = Object.fromEntries(Object.entries(items).filter(([k]) => !secret.has(k)));
   return {
     id: row.id,
@@ -71,4 +89,23 @@ export async function callConnector<T>(type: ConnectorType, call: () => Promise<
 
 export function openSecrets(ctx: AppContext, row: Row): SealedSecrets {
   return ctx.secretBox.open<SealedSecrets>(row.secrets);
+}
+
+/**
+ * The context a port call gets on a stored connection: items the port renews or sets up (refreshed
+ * OAuth tokens, Supabase's database role) are sealed into the connection at once.
+ */
+export function portContext(ctx: AppContext, row: Row): PortCallContext {
+  return {
+    async saveItems(items) {
+      const current = openSecrets(ctx, row);
+      const sealed = ctx.secretBox.seal({ ...current, connectionItems: items });
+      await ctx.db
+        .updateTable('external_connection')
+        .set({ secrets: sealed, updated_at: new Date() })
+        .where('id', '=', row.id)
+        .execute();
+      row.secrets = sealed;
+    },
+  };
 }

@@ -10,6 +10,8 @@ export async function storeDiscoveredSchema(
   db: Db,
   externalBase: { id: string; owner_id: string },
   tables: DiscoveredTable[],
+  /** `partial`: only these tables were read again; the base's other tables are left as they are. */
+  options: { partial?: boolean } = {},
 ): Promise<{ tables: number; fields: number; removedFields: number }> {
   return db.transaction().execute(async (trx) => {
     const now = new Date();
@@ -70,6 +72,17 @@ export async function storeDiscoveredSchema(
         .where('external_table_id', '=', table.id);
       if (keep.length > 0) gone = gone.where('remote_id', 'not in', keep);
       await gone.execute();
+    }
+    if (options.partial) {
+      const removedHere = seenTables.length
+        ? await trx
+            .selectFrom('external_column')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('external_table_id', 'in', seenTables)
+            .where((eb) => eb(eb.ref('external_column.options', '->>').key('removed'), '=', 'true'))
+            .executeTakeFirstOrThrow()
+        : { n: 0 };
+      return { tables: tables.length, fields, removedFields: Number(removedHere.n) };
     }
     let goneTables = trx
       .updateTable('external_table')

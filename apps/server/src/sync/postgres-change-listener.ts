@@ -39,7 +39,8 @@ export function createPostgresChangeListener(
       .innerJoin('external_connection', 'external_connection.id', 'external_base.external_connection_id')
       .innerJoin('external_table', 'external_table.external_base_id', 'external_base.id')
       .select(['core_base.id as core_base_id', 'external_connection.secrets', 'external_table.remote_id'])
-      .where('external_base.type', '=', 'postgresql')
+      // Supabase's data path is PostgreSQL with the same triggers.
+      .where('external_base.type', 'in', ['postgresql', 'supabase'])
       .where('core_base.sync_state', '=', 'on')
       .execute();
     const wanted = new Map<string, Map<string, Set<string>>>();

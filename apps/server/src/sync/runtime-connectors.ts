@@ -1,5 +1,6 @@
 import type { TableConnector } from '@lockstep/connectors';
 import { createPostgresqlConnector, type PostgresqlConnector } from '@lockstep/connectors/postgresql';
+import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 
 /**
  * The connectors a run uses, by connector type, built for one connection's decrypted credentials.
@@ -28,6 +29,8 @@ export function createRuntimeConnectors(
   };
   const all: Record<string, (secrets: Record<string, string>) => TableConnector> = {
     postgresql,
+    // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project.
+    supabase: (secrets) => postgresql(supabaseDatabaseItems(secrets) as Record<string, string>),
     ...factories,
   };
   return {

@@ -6,6 +6,7 @@ import {
   connectorFor,
   findConnection,
   openSecrets,
+  portContext,
 } from '../../services/external-connections';
 import { ConnectionParams } from './params';
 
@@ -27,7 +28,7 @@ export function fetchBasePreviews(app: RestApp, ctx: AppContext) {
       const type = row.type as ConnectorType;
       const port = connectorFor(ctx, type);
       const basePreviews = await callConnector(type, () =>
-        port.listBases(openSecrets(ctx, row).connectionItems),
+        port.listBases(openSecrets(ctx, row).connectionItems, portContext(ctx, row)),
       );
       return { basePreviews };
     },

@@ -23,7 +23,7 @@ export function createFieldsRoute(app: RestApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { dest, source, items } = await loadDestination(
+      const { dest, source, items, schema } = await loadDestination(
         ctx,
         principalOf(request),
         request.params.externalBaseId,
@@ -80,7 +80,6 @@ export function createFieldsRoute(app: RestApp, ctx: AppContext) {
         }
         return { source: c, column };
       });
-      const schema = dest.remote_id;
       const name = table.remote_id.startsWith(`${schema}.`)
         ? table.remote_id.slice(schema.length + 1)
         : table.name;

@@ -23,7 +23,7 @@ export function createTablesRoute(app: RestApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { dest, source, items } = await loadDestination(
+      const { dest, source, items, schema } = await loadDestination(
         ctx,
         principalOf(request),
         request.params.externalBaseId,
@@ -78,7 +78,7 @@ export function createTablesRoute(app: RestApp, ctx: AppContext) {
       });
       const created = await createTables(
         items,
-        dest.remote_id,
+        schema,
         plan.map((p) => ({ name: p.table.name, columns: p.kept.map((k) => k.column) })),
       ).catch(schemaError);
       await refreshExternalSchema(ctx, dest);

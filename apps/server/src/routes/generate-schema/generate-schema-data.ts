@@ -1,6 +1,7 @@
 // @lockstep/connectors exports only postgresql/index.ts; create-schema is reached by path until
 // that index re-exports it.
 import type { NewColumn } from '@lockstep/connectors/postgresql';
+import { parseSupabaseBase, supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
 import { FIELD_TYPES, type FieldType } from '@lockstep/engine';
 import type { Selectable } from 'kysely';
@@ -10,7 +11,7 @@ import { HttpError } from '../../http/http-error';
 import { findExternalBase } from '../../services/external-bases';
 import { openSecrets } from '../../services/external-connections';
 
-const SUPPORTED: readonly string[] = ['postgresql'];
+const SUPPORTED: readonly string[] = ['postgresql', 'supabase'];
 
 /**
  * The app to create tables or fields in (the principal's, else 404), its connection items, and
@@ -55,7 +56,17 @@ export async function loadDestination(ctx: AppContext, principal: Principal, ext
       'conflict',
     );
   }
-  return { dest, source, items: openSecrets(ctx, connection).connectionItems };
+  const items = openSecrets(ctx, connection).connectionItems;
+  // Supabase: PostgreSQL as Lockstep's role in the project; the base id is `<ref>:<schema>`.
+  if (dest.type === 'supabase') {
+    return {
+      dest,
+      source,
+      items: supabaseDatabaseItems(items) as Record<string, string>,
+      schema: parseSupabaseBase(dest.remote_id).schema,
+    };
+  }
+  return { dest, source, items, schema: dest.remote_id };
 }
 
 const asType = (t: string): FieldType =>

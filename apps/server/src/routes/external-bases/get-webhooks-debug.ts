@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { LISTENED_TYPES, readCaptureState, realTimeMechanism } from '../../services/change-capture-debug';
+import { findExternalBase } from '../../services/external-bases';
+import { ExternalBaseParams } from './params';
+
+export const RealTimeMechanism = z.enum(['postgres_trigger_notify', 'polling']);
+
+export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
+  app.get(
+    '/external-bases/:id/webhooks/debug',
+    {
+      schema: {
+        tags: ['external-bases', 'debug'],
+        summary:
+          'How this app tells Lockstep about changes (owner or staff): for PostgreSQL and Supabase, the change-capture trigger per table and the LISTEN channel',
+        params: ExternalBaseParams,
+        response: {
+          200: z.object({
+            externalBaseId: z.string(),
+            type: z.string(),
+            webhooksEnabled: z.boolean(),
+            mechanism: RealTimeMechanism,
+            channel: z.string().nullable(),
+            /** Whether the worker's change listener LISTENs for this base (sync on, a listened type). */
+            listened: z.boolean(),
+            tables: z.array(
+              z.object({
+                externalTableId: z.string(),
+                remoteId: z.string(),
+                name: z.string(),
+                triggerInstalled: z.boolean().nullable(),
+                triggerEnabled: z.boolean().nullable(),
+              }),
+            ),
+            /** Why the app's side could not be read (the rest of the answer still holds). */
+            error: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const base = await findExternalBase(ctx.db, principalOf(request), request.params.id);
+      const core = await ctx.db
+        .selectFrom('core_base')
+        .select('sync_state')
+        .where('id', '=', base.core_base_id)
+        .executeTakeFirstOrThrow();
+      const tables = await ctx.db
+        .selectFrom('external_table')
+        .select(['id', 'remote_id', 'name'])
+        .where('external_base_id', '=', base.id)
+        .orderBy('name')
+        .execute();
+      const mechanism = realTimeMechanism(base.type);
+      let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
+      let error: string | null = null;
+      if (mechanism === 'postgres_trigger_notify' && base.external_connection_id) {
+        const connection = await ctx.db
+          .selectFrom('external_connection')
+          .select(['type', 'secrets'])
+          .where('id', '=', base.external_connection_id)
+          .executeTakeFirstOrThrow();
+        try {
+          state = await readCaptureState(
+            ctx,
+            connection,
+            tables.map((t) => t.remote_id),
+          );
+        } catch (e) {
+          error = e instanceof Error ? e.message : String(e);
+        }
+      }
+      return {
+        externalBaseId: base.id,
+        type: base.type,
+        webhooksEnabled: base.webhooks_enabled,
+        mechanism,
+        channel: mechanism === 'postgres_trigger_notify' ? 'lockstep_changes' : null,
+        listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
+        tables: tables.map((t) => {
+          const s = state?.tables.get(t.remote_id);
+          return {
+            externalTableId: t.id,
+            remoteId: t.remote_id,
+            name: t.name,
+            triggerInstalled: s ? s.triggerInstalled : null,
+            triggerEnabled: s ? s.triggerEnabled : null,
+          };
+        }),
+        error,
+      };
+    },
+  );
+}

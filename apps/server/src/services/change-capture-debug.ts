@@ -1,0 +1,128 @@
+import { type PgConnectionItems, poolConfig } from '@lockstep/connectors/postgresql';
+import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
+import type { ConnectorType } from '@lockstep/contract';
+import pg from 'pg';
+import type { AppContext } from '../http/context';
+import { openSecrets } from './external-connections';
+
+/** The real-time mechanism a connector type uses, as the sync runtime has it today. */
+export function realTimeMechanism(type: string): 'postgres_trigger_notify' | 'polling' {
+  return type === 'postgresql' || type === 'supabase' ? 'postgres_trigger_notify' : 'polling';
+}
+
+/** Only these are LISTENed to by the worker's change listener; the others rely on the poll schedule. */
+export const LISTENED_TYPES = new Set(['postgresql']);
+
+export type CaptureTableState = {
+  remoteId: string;
+  triggerInstalled: boolean;
+  triggerEnabled: boolean;
+  latestChangeId: string | null;
+  lastChangeAt: string | null;
+  /** Changes recorded after the sync's cursor for this table (null without a change cursor). */
+  pendingChanges: number | null;
+};
+export type CaptureState = {
+  installed: boolean;
+  latestChangeId: string | null;
+  /** Sessions of the connection's user that LISTEN on lockstep_changes (the worker's listener). */
+  listeners: number | null;
+  tables: Map<string, CaptureTableState>;
+};
+
+/** The database items of a PostgreSQL or Supabase connection. */
+function databaseItems(type: ConnectorType, items: Record<string, string>): PgConnectionItems {
+  return type === 'supabase' ? supabaseDatabaseItems(items) : (items as PgConnectionItems);
+}
+
+/** Reads the change-capture state (trigger table, triggers, listeners) from the app's database. */
+export async function readCaptureState(
+  ctx: AppContext,
+  connection: { type: string; secrets: string },
+  tableRemoteIds: string[],
+  sinceByTable: Map<string, string> = new Map(),
+): Promise<CaptureState> {
+  const items = databaseItems(
+    connection.type as ConnectorType,
+    openSecrets(ctx, connection as Parameters<typeof openSecrets>[1]).connectionItems,
+  );
+  const client = new pg.Client({ ...poolConfig(items), connectionTimeoutMillis: 5_000 } as pg.ClientConfig);
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query(`set statement_timeout = '5s'`);
+    const triggers = await client.query<{ table_name: string; enabled: string }>(
+      `select n.nspname || '.' || c.relname as table_name, t.tgenabled as enabled
+         from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
+        where t.tgname = 'lockstep_capture'`,
+    );
+    const listeners = await client
+      .query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and usename = current_user and query = 'listen lockstep_changes'`,
+      )
+      .then((r) => r.rows[0]?.n ?? 0)
+      .catch(() => null);
+    const installed =
+      (await client.query<{ t: string | null }>(`select to_regclass('lockstep.changes')::text as t`)).rows[0]
+        ?.t != null;
+    const perTable = new Map<string, { id: string; at: string }>();
+    const pending = new Map<string, number>();
+    let latest: string | null = null;
+    if (installed) {
+      const rows = await client.query<{ table_name: string; id: string; at: string }>(
+        `select table_name, max(id)::text as id, max(changed_at)::text as at from lockstep.changes
+          where table_name = any($1::text[]) group by table_name`,
+        [tableRemoteIds],
+      );
+      for (const r of rows.rows) perTable.set(r.table_name, { id: r.id, at: r.at });
+      for (const [remoteId, since] of sinceByTable) {
+        const n = await client.query<{ n: number }>(
+          'select count(*)::int as n from lockstep.changes where table_name = $1 and id > $2::bigint',
+          [remoteId, since],
+        );
+        pending.set(remoteId, n.rows[0]?.n ?? 0);
+      }
+      latest =
+        (await client.query<{ id: string | null }>('select max(id)::text as id from lockstep.changes'))
+          .rows[0]?.id ?? null;
+    }
+    const trig = new Map(triggers.rows.map((r) => [r.table_name, r.enabled]));
+    return {
+      installed,
+      latestChangeId: latest,
+      listeners,
+      tables: new Map(
+        tableRemoteIds.map((remoteId) => [
+          remoteId,
+          {
+            remoteId,
+            triggerInstalled: trig.has(remoteId),
+            triggerEnabled: trig.has(remoteId) && trig.get(remoteId) !== 'D',
+            latestChangeId: perTable.get(remoteId)?.id ?? null,
+            lastChangeAt: perTable.get(remoteId)?.at ?? null,
+            pendingChanges: pending.get(remoteId) ?? null,
+          },
+        ]),
+      ),
+    };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** How many changes wait after a PostgreSQL cursor (`{mode, since}`, base64url JSON); null if unreadable. */
+export function cursorSince(cursor: string | null): { mode: string; since: string } | null {
+  if (!cursor) return null;
+  try {
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      mode?: string;
+      since?: string;
+    };
+    return typeof c.since === 'string' && typeof c.mode === 'string'
+      ? { mode: c.mode, since: c.since }
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,28 @@
+export {
+  listSchemasSql,
+  revokeSql,
+  roleSql,
+  SUPABASE_INTERNAL_SCHEMAS,
+  schemaGrantSql,
+} from './database-access';
+export {
+  createManagementClient,
+  type ManagementClient,
+  mapSupabaseError,
+  requestSupabaseTokens,
+  SUPABASE_API_URL,
+  type SupabaseOrganization,
+  type SupabaseProject,
+  type SupabaseTokens,
+  supabaseAuthorizeUrl,
+} from './management-api';
+export {
+  createSupabasePort,
+  parseSupabaseBase,
+  type SaveItems,
+  type SupabaseItems,
+  type SupabasePort,
+  type SupabaseSettings,
+  supabaseDatabaseItems,
+  tokenItems,
+} from './port';

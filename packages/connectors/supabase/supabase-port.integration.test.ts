@@ -1,0 +1,197 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { type SupabaseSimulator, startSupabaseSimulator } from '@lockstep/simulators';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ConnectorError } from '../sdk/connector';
+import { createSupabasePort, type SupabaseItems, supabaseDatabaseItems } from './port';
+
+let sim: SupabaseSimulator;
+let now = Date.UTC(2026, 0, 15, 9);
+const refs = { shop: `shop${randomBytes(8).toString('hex')}`, blog: `blog${randomBytes(8).toString('hex')}` };
+const urls: Record<string, string> = {};
+
+async function createDatabase(): Promise<string> {
+  const name = `supa_port_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function sql(ref: string, text: string) {
+  const c = new pg.Client({ connectionString: urls[ref] });
+  await c.connect();
+  try {
+    return await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+const port = () =>
+  createSupabasePort({
+    apiUrl: sim.url,
+    clientId: sim.client.clientId,
+    clientSecret: sim.client.clientSecret,
+    allowPrivateHosts: true,
+    databaseSsl: 'disable',
+    now: () => now,
+  });
+
+async function connect(): Promise<SupabaseItems> {
+  const verifier = randomBytes(32).toString('base64url');
+  const back = await sim.authorize({
+    redirectUri: 'http://localhost/cb',
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+  });
+  return port().exchangeCode({
+    code: back.get('code') as string,
+    codeVerifier: verifier,
+    redirectUri: 'http://localhost/cb',
+  });
+}
+
+beforeAll(async () => {
+  urls[refs.shop] = await createDatabase();
+  urls[refs.blog] = await createDatabase();
+  sim = await startSupabaseSimulator({
+    clock: { now: () => now },
+    projects: {
+      [refs.shop]: { databaseUrl: urls[refs.shop] as string, name: 'Shop' },
+      [refs.blog]: { databaseUrl: urls[refs.blog] as string, name: 'Blog' },
+    },
+  });
+  await sql(
+    refs.shop,
+    `create schema sales; create table sales.orders (id serial primary key, total numeric);
+    create schema secret; create table secret.keys (id serial primary key, k text);
+    create schema auth; create table public.notes (id serial primary key, body text)`,
+  );
+});
+afterAll(async () => sim?.close());
+
+describe('Supabase port', () => {
+  it("lists running projects' schemas as bases, Supabase's own schemas left out", async () => {
+    const items = await connect();
+    const bases = await port().listBases(items);
+    const shop = bases.filter((b) => b.remoteId.startsWith(`${refs.shop}:`));
+    expect(shop).toEqual([
+      { remoteId: `${refs.shop}:public`, name: 'Shop / public' },
+      { remoteId: `${refs.shop}:sales`, name: 'Shop / sales' },
+      { remoteId: `${refs.shop}:secret`, name: 'Shop / secret' },
+    ]);
+    expect(bases.some((b) => b.remoteId === `${refs.blog}:public`)).toBe(true);
+    expect((await port().listOrganizations(items)).length).toBe(1);
+  });
+
+  it('sets up a role with rights on the chosen schema only, then the connection is tied to the project', async () => {
+    let items = await connect();
+    const saved: SupabaseItems[] = [];
+    const tables = await port().discoverSchema(items, `${refs.shop}:sales`, async (next) => {
+      saved.push(next);
+    });
+    expect(tables.map((t) => t.remoteId)).toEqual(['sales.orders']);
+    items = saved.at(-1) as SupabaseItems;
+    expect(items).toMatchObject({ projectRef: refs.shop, projectName: 'Shop', schemas: '["sales"]' });
+    expect(items.roleName).toMatch(/^lockstep_[0-9a-f]{12}$/);
+
+    const db = new pg.Client({ connectionString: supabaseDatabaseItems(items).connectionString });
+    await db.connect();
+    try {
+      await db.query('insert into sales.orders (total) values (10)');
+      expect((await db.query('select count(*)::int as n from sales.orders')).rows[0].n).toBe(1);
+      await expect(db.query('select * from secret.keys')).rejects.toMatchObject({ code: '42501' });
+      const role = (
+        await db.query(
+          'select rolsuper, rolcreaterole, rolbypassrls from pg_roles where rolname = current_user',
+        )
+      ).rows[0];
+      expect(role).toEqual({ rolsuper: false, rolcreaterole: false, rolbypassrls: false });
+    } finally {
+      await db.end();
+    }
+
+    // Another schema of the same project is granted on demand; another project is refused.
+    const more = await port().discoverSchema(items, `${refs.shop}:public`, async (next) => {
+      saved.push(next);
+    });
+    expect(more.map((t) => t.remoteId)).toEqual(['public.notes']);
+    expect(saved.at(-1)?.schemas).toBe('["sales","public"]');
+    const other = await port()
+      .discoverSchema(saved.at(-1) as SupabaseItems, `${refs.blog}:public`)
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(ConnectorError);
+    expect((other as ConnectorError).userFacingMessage).toMatch(/set up for the project "Shop"/);
+    expect(
+      (await port().listBases(saved.at(-1) as SupabaseItems)).every((b) => b.remoteId.startsWith(refs.shop)),
+    ).toBe(true);
+  });
+
+  it('sets the password again when the role was changed in Supabase', async () => {
+    let items = await connect();
+    await port().discoverSchema(items, `${refs.shop}:sales`, async (next) => {
+      items = next;
+    });
+    await sql(refs.shop, `alter role ${items.roleName} password 'changed-by-someone'`);
+    const before = items.connectionString;
+    const tables = await port().discoverSchema(items, `${refs.shop}:sales`, async (next) => {
+      items = next;
+    });
+    expect(tables).toHaveLength(1);
+    expect(items.connectionString).not.toBe(before);
+  });
+
+  it('refreshes an expiring token before a call and stores the new ones', async () => {
+    const items = await connect();
+    now += 86_400_000 - 60_000;
+    const saved: SupabaseItems[] = [];
+    await port().check(items, async (next) => {
+      saved.push(next);
+    });
+    expect(saved).toHaveLength(1);
+    expect(saved[0]?.accessToken).not.toBe(items.accessToken);
+    expect(saved[0]?.refreshToken).not.toBe(items.refreshToken);
+    // The old refresh token is spent: a connection still holding it must connect again.
+    now += 86_400_000;
+    const stale = await port()
+      .check(items)
+      .catch((e: unknown) => e);
+    expect(stale).toMatchObject({ code: 'auth_invalid' });
+  });
+
+  it('works with a personal access token, and maps API errors', async () => {
+    expect(await port().check({ accessToken: sim.token })).toEqual({ accountEmail: null });
+    const refused = await port()
+      .check({ accessToken: 'sbp_revoked' })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'auth_invalid' });
+    sim.faults.next({ kind: 'rate_limit' });
+    const limited = await port()
+      .listBases({ accessToken: sim.token })
+      .catch((e: unknown) => e);
+    expect(limited).toMatchObject({ code: 'rate_limited' });
+    expect((limited as ConnectorError).userFacingMessage).toMatch(/slow down/);
+    const missing = await port()
+      .discoverSchema({ accessToken: sim.token }, 'nosuchproject000000:public')
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: 'not_found' });
+  });
+
+  it('reports a refused consent and a spent code', async () => {
+    sim.state.consent = 'deny';
+    const back = await sim.authorize({ redirectUri: 'http://localhost/cb', codeChallenge: 'x' });
+    sim.state.consent = 'approve';
+    expect(back.get('error')).toBe('access_denied');
+    const spent = await port()
+      .exchangeCode({ code: 'not-a-code', codeVerifier: 'v' })
+      .catch((e: unknown) => e);
+    expect(spent).toMatchObject({ code: 'auth_invalid' });
+    const unconfigured = await createSupabasePort({ apiUrl: sim.url })
+      .exchangeCode({ code: 'c', codeVerifier: 'v' })
+      .catch((e: unknown) => e);
+    expect(unconfigured).toMatchObject({ code: 'validation' });
+  });
+});
