@@ -142,8 +142,8 @@ test('staff force an error and see the envelope text; a broken page shows the er
   await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
   await expect(page.getByRole('link', { name: 'Read docs' })).toBeVisible();
   await shot(page, '12-not-found');
-  await page.goto('/syncs/new');
-  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await page.goto('/syncs/new/with/extra?segments=1');
+  await expect(page.getByRole('heading', { name: 'New sync' })).toBeVisible();
 });
 
 test('staff assign a plan, set a flag, impersonate a user and stop', async ({ browser }) => {

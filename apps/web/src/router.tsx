@@ -193,6 +193,76 @@ export const router = createBrowserRouter([
                       (m) => m.SyncPreviewPage,
                     ),
                   },
+                  {
+                    path: '/operations/:id',
+                    lazy: lazyPage(
+                      () => import('./pages/operation-detail-page'),
+                      (m) => m.OperationDetailPage,
+                    ),
+                  },
+                  {
+                    path: '/issues/:id',
+                    lazy: lazyPage(
+                      () => import('./pages/issue-detail-page'),
+                      (m) => m.IssueDetailPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/operations',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-operations-page'),
+                      (m) => m.SyncOperationsPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/issues',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-issues-page'),
+                      (m) => m.SyncIssuesPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/record-status/:recordId',
+                    lazy: lazyPage(
+                      () => import('./pages/record-status-page'),
+                      (m) => m.RecordStatusPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/trace-logs',
+                    lazy: lazyPage(
+                      () => import('./pages/trace-logs-page'),
+                      (m) => m.TraceLogsPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/dev-tools',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-dev-tools-page'),
+                      (m) => m.SyncDevToolsPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/dev-tools/schema',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-dev-tools-schema-page'),
+                      (m) => m.SyncDevToolsSchemaPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/dev-tools/record-history',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-dev-tools-record-history-page'),
+                      (m) => m.SyncDevToolsRecordHistoryPage,
+                    ),
+                  },
+                  {
+                    path: '/syncs/:id/dev-tools/records-old',
+                    lazy: lazyPage(
+                      () => import('./pages/sync-dev-tools-records-old-page'),
+                      (m) => m.SyncDevToolsRecordsOldPage,
+                    ),
+                  },
                   { path: '*', element: <NotFoundView /> },
                 ],
               },

@@ -222,7 +222,7 @@ function ChooseConnection({
       {showDemos || existing.length > 0 ? (
         <Divider label="or connect a new one" labelPosition="left" />
       ) : null}
-      {info.auth.type === 'oauth2' ? (
+      {info.auth.type === 'oauth2' && info.auth.requiredItems.length === 0 ? (
         <Alert color="gray">
           {info.displayName} signs in through its own window; that sign-in is not available in this version.
         </Alert>
@@ -232,7 +232,12 @@ function ChooseConnection({
             <ErrorAlert error={create.error} title={`Could not connect to ${info.displayName}`} />
           ) : null}
           <ItemsForm
-            items={info.auth.requiredItems}
+            items={
+              // With OAuth apps the items are the alternative to signing in (a personal token).
+              info.auth.type === 'oauth2'
+                ? info.auth.requiredItems.map((i) => ({ ...i, optional: false }))
+                : info.auth.requiredItems
+            }
             submitLabel={`Connect ${info.displayName}`}
             busy={create.isPending}
             onSubmit={(items) => create.mutate(items)}

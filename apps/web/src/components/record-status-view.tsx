@@ -1,0 +1,174 @@
+import type { CoreBase } from '@lockstep/contract';
+import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import { api } from '../lib/api';
+import { sideName, tableOf } from '../lib/sync-queries';
+import { formatValue } from './change-diff-table';
+import { ErrorAlert } from './error-alert';
+import { RecordHistoryTable } from './record-history-table';
+import type { CoreMetaRecordStatus } from './run-view-types';
+import { PageLoader } from './sync-screen';
+
+type ShadowRow = { key: string; label: string; left: unknown; right: unknown; single: boolean };
+
+function isSidePair(v: unknown): v is { l: unknown; r: unknown } {
+  return typeof v === 'object' && v !== null && 'l' in v && 'r' in v;
+}
+
+/**
+ * The shadow as rows: each field mapping's last synced value on both sides ({l, r}), named by the
+ * two columns it pairs. A value without sides is shown as one value.
+ */
+export function shadowRows(sync: CoreBase, shadow: Record<string, unknown>): ShadowRow[] {
+  const columns = new Map<string, string>();
+  for (const ext of [sync.leftExternalBase, sync.rightExternalBase])
+    for (const t of ext?.externalTables ?? []) for (const c of t.externalColumns) columns.set(c.id, c.name);
+  const pairs = new Map<string, string>();
+  for (const m of sync.mappings.tableMappings)
+    for (const c of m.columnMappings)
+      if (c.id)
+        pairs.set(
+          c.id,
+          `${columns.get(c.leftColumnId) ?? c.leftColumnId} ⇄ ${columns.get(c.rightColumnId) ?? c.rightColumnId}`,
+        );
+  return Object.entries(shadow).map(([key, value]) =>
+    isSidePair(value)
+      ? { key, label: pairs.get(key) ?? key, left: value.l, right: value.r, single: false }
+      : { key, label: pairs.get(key) ?? key, left: value, right: value, single: true },
+  );
+}
+
+function Fact({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text size="sm" component="div" style={{ wordBreak: 'break-word' }}>
+        {children}
+      </Text>
+    </div>
+  );
+}
+
+/** One linked record: the two records it links, both sides' last synced values, its issues and history. */
+export function RecordStatusView({ sync, recordId }: { sync: CoreBase; recordId: string }) {
+  const status = useQuery({
+    queryKey: ['record-status', recordId],
+    queryFn: () => api<CoreMetaRecordStatus>(`/rest/core-meta-records/${recordId}/status`),
+  });
+  if (status.isLoading) return <PageLoader label="Loading the record" />;
+  if (status.error || !status.data)
+    return <ErrorAlert error={status.error} title="Could not load the record" />;
+  const r = status.data;
+  const mapping = sync.mappings.tableMappings.find((m) => m.id === r.tableMappingId);
+  const tables = mapping
+    ? `${tableOf(sync, mapping.leftTableId)?.table.name ?? '?'} ⇄ ${tableOf(sync, mapping.rightTableId)?.table.name ?? '?'}`
+    : '-';
+  const rows = shadowRows(sync, r.shadow);
+  const leftName = sideName(sync, 'left');
+  const rightName = sideName(sync, 'right');
+
+  return (
+    <Stack>
+      <Card withBorder>
+        <Group justify="space-between" mb="sm">
+          <Title order={4}>Linked records</Title>
+          <Group gap="xs">
+            {r.syncDisabled ? (
+              <Badge color="gray" variant="light">
+                sync switched off
+              </Badge>
+            ) : null}
+            <Badge color={r.openIssues.length > 0 ? 'red' : 'green'} variant="light">
+              {r.openIssues.length > 0 ? `${r.openIssues.length} open issue(s)` : 'in step'}
+            </Badge>
+          </Group>
+        </Group>
+        <SimpleGrid cols={{ base: 1, sm: 2, lg: 4 }}>
+          <Fact label={`Record in ${leftName}`}>{r.leftRemoteId ?? 'not created yet'}</Fact>
+          <Fact label={`Record in ${rightName}`}>{r.rightRemoteId ?? 'not created yet'}</Fact>
+          <Fact label="Tables">{tables}</Fact>
+          <Fact label="Shadow version">{r.shadowVersion}</Fact>
+          <Fact label="Linked">{new Date(r.createdAt).toLocaleString()}</Fact>
+          <Fact label="Last updated">{new Date(r.updatedAt).toLocaleString()}</Fact>
+          <Fact label="Last change">
+            {r.lastChange
+              ? `${r.lastChange.operation} in ${
+                  r.lastChange.side === 'left' || r.lastChange.side === 'right'
+                    ? sideName(sync, r.lastChange.side)
+                    : r.lastChange.side
+                }, ${new Date(r.lastChange.at).toLocaleString()}`
+              : 'none yet'}
+          </Fact>
+          <Fact label="Record id">{r.id}</Fact>
+        </SimpleGrid>
+      </Card>
+
+      {r.openIssues.length > 0 ? (
+        <Card withBorder>
+          <Title order={4} mb="xs">
+            Open issues
+          </Title>
+          <Stack gap={4}>
+            {r.openIssues.map((i) => (
+              <Group key={i.id} gap="xs" wrap="nowrap">
+                <Badge variant="light" color="red">
+                  {i.code}
+                </Badge>
+                <Anchor component={Link} to={`/issues/${i.id}`} size="sm">
+                  {i.userFacingMessage}
+                </Anchor>
+              </Group>
+            ))}
+          </Stack>
+        </Card>
+      ) : null}
+
+      <Card withBorder>
+        <Title order={4}>Values on both sides</Title>
+        <Text size="xs" c="dimmed" mb="xs">
+          The shadow: what each side held when the two were last in step.
+        </Text>
+        {rows.length === 0 ? (
+          <Text c="dimmed" size="sm">
+            No values synced yet: the first run settles this record.
+          </Text>
+        ) : (
+          <Table striped layout="fixed">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Field</Table.Th>
+                <Table.Th>{leftName}</Table.Th>
+                <Table.Th>{rightName}</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((row) => {
+                const differ = !row.single && JSON.stringify(row.left) !== JSON.stringify(row.right);
+                return (
+                  <Table.Tr key={row.key}>
+                    <Table.Td style={{ wordBreak: 'break-word' }}>{row.label}</Table.Td>
+                    <Table.Td style={{ wordBreak: 'break-word' }}>{formatValue(row.left)}</Table.Td>
+                    <Table.Td style={{ wordBreak: 'break-word' }} fw={differ ? 600 : undefined}>
+                      {formatValue(row.right)}
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Card>
+
+      <Card withBorder>
+        <Title order={4} mb="xs">
+          History
+        </Title>
+        <RecordHistoryTable sync={sync} recordId={r.id} />
+      </Card>
+    </Stack>
+  );
+}

@@ -1,0 +1,103 @@
+import { MantineProvider } from '@mantine/core';
+import { Notifications } from '@mantine/notifications';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { IssuesPage } from './issues-page';
+
+const issue = {
+  id: 'e1',
+  coreBaseId: 'sync-1',
+  coreMetaRecordId: null,
+  externalConnectionId: null,
+  side: 'left',
+  remoteId: 'L-1',
+  code: 'auth_invalid',
+  message: '401',
+  userFacingMessage: 'Reconnect the CRM.',
+  details: {},
+  status: 'open',
+  attempts: 1,
+  createdAt: '2026-01-01T10:00:00Z',
+  updatedAt: '2026-01-02T10:00:00Z',
+};
+
+function renderIssues(initial: string) {
+  const calls: { method: string; url: string }[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string, init?: RequestInit) => {
+      const method = init?.method ?? 'GET';
+      calls.push({ method, url });
+      if (method === 'POST') return new Response(JSON.stringify({ retried: 2, coreBaseIds: ['sync-1'] }));
+      return new Response(JSON.stringify({ items: [issue], total: 1, skip: 0, take: 20 }));
+    }),
+  );
+  const router = createMemoryRouter([{ path: '/issues', element: <IssuesPage /> }], {
+    initialEntries: [initial],
+  });
+  render(
+    <QueryClientProvider client={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
+      <MantineProvider>
+        <Notifications />
+        <RouterProvider router={router} />
+      </MantineProvider>
+    </QueryClientProvider>,
+  );
+  return { calls, router };
+}
+
+const filtersOf = (search: string) => {
+  const raw = new URLSearchParams(search).get('filters');
+  return raw === null ? null : JSON.parse(raw);
+};
+const listCalls = (calls: { method: string; url: string }[]) =>
+  calls.filter((c) => c.method === 'GET').map((c) => filtersOf(c.url.slice(c.url.indexOf('?'))));
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('issues page', () => {
+  it('writes the chosen status into the filters JSON of the URL, keeping the other filters', async () => {
+    const { calls, router } = renderIssues(
+      `/issues?filters=${encodeURIComponent('{"coreBaseId":"sync-1"}')}`,
+    );
+    const link = await screen.findByRole('link', { name: 'Reconnect the CRM.' });
+    expect(link.getAttribute('href')).toBe('/issues/e1');
+
+    fireEvent.click(screen.getByRole('radio', { name: 'Resolved' }));
+    await waitFor(() =>
+      expect(filtersOf(router.state.location.search)).toEqual({ coreBaseId: 'sync-1', status: 'resolved' }),
+    );
+    await waitFor(() =>
+      expect(listCalls(calls).at(-1)).toEqual({ coreBaseId: 'sync-1', status: 'resolved' }),
+    );
+
+    // "All" removes the status again; an empty filter leaves the URL.
+    fireEvent.click(screen.getByRole('radio', { name: 'All' }));
+    await waitFor(() => expect(filtersOf(router.state.location.search)).toEqual({ coreBaseId: 'sync-1' }));
+    expect(listCalls(calls)[0]).toEqual({ coreBaseId: 'sync-1' });
+  });
+
+  it("retries the filtered sync's issues and, without a sync filter, all of them", async () => {
+    const filtered = renderIssues(`/issues?filters=${encodeURIComponent('{"coreBaseId":"sync-1"}')}`);
+    fireEvent.click(await screen.findByRole('button', { name: "Retry this sync's issues" }));
+    expect(await screen.findByText(/2 issues are queued for retry/)).toBeTruthy();
+    expect(filtered.calls.filter((c) => c.method === 'POST').map((c) => c.url)).toEqual([
+      '/rest/sync-errors/clear-and-retry/core-base/sync-1',
+    ]);
+  });
+
+  it('offers Retry all without a sync filter, and a status filter alone is written as JSON', async () => {
+    const { calls, router } = renderIssues('/issues');
+    fireEvent.click(await screen.findByRole('button', { name: 'Retry all' }));
+    await waitFor(() =>
+      expect(calls.filter((c) => c.method === 'POST').map((c) => c.url)).toEqual([
+        '/rest/sync-errors/clear-and-retry-all',
+      ]),
+    );
+    expect(screen.queryByRole('button', { name: "Retry this sync's issues" })).toBeNull();
+    fireEvent.click(screen.getByRole('radio', { name: 'Open' }));
+    await waitFor(() => expect(filtersOf(router.state.location.search)).toEqual({ status: 'open' }));
+  });
+});

@@ -1,0 +1,147 @@
+import { MantineProvider } from '@mantine/core';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { render, screen, within } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { diffFields } from '../components/change-diff-table';
+import { OperationDetailPage } from './operation-detail-page';
+
+const column = (remoteId: string, name: string) => ({
+  id: `col-${remoteId}`,
+  remoteId,
+  name,
+  fieldType: 'text',
+  readOnly: false,
+  options: {},
+});
+const base = (side: 'left' | 'right', name: string) => ({
+  id: `${side}-base`,
+  type: 'postgresql',
+  name,
+  remoteId: 'public',
+  coreBaseId: 'sync-1',
+  externalConnectionId: 'c',
+  side,
+  extras: {},
+  webhooksEnabled: false,
+  connectorInfo: { connectorType: 'postgresql' },
+  externalTables: [
+    {
+      id: `${side}-t`,
+      remoteId: 'contacts',
+      name: 'contacts',
+      externalColumns: [column('name', 'Full name')],
+    },
+  ],
+});
+const sync = {
+  id: 'sync-1',
+  name: 'CRM ⇄ Newsletter',
+  pinned: false,
+  syncState: 'on',
+  configExtras: {},
+  lastSyncTime: null,
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+  leftExternalBase: base('left', 'CRM'),
+  rightExternalBase: base('right', 'Newsletter'),
+  mappings: { tableMappings: [] },
+};
+const entry = (id: string, operation: string, before: unknown, after: unknown) => ({
+  id,
+  syncLogId: 'log-1',
+  coreMetaRecordId: 'rec-1',
+  side: 'right',
+  operation,
+  remoteId: `R-${id}`,
+  before,
+  after,
+  createdAt: '2026-01-03T10:00:01Z',
+});
+const log = {
+  id: 'log-1',
+  coreBaseId: 'sync-1',
+  trigger: 'schedule',
+  status: 'failed',
+  counts: { created: 1, updated: 1, deleted: 0 },
+  error: 'The newsletter app refused a write.',
+  startedAt: '2026-01-03T10:00:00Z',
+  finishedAt: '2026-01-03T10:01:05Z',
+  entries: {
+    items: [
+      entry(
+        '1',
+        'update',
+        { name: 'Grace', email: 'g@example.com' },
+        { name: 'Grace Hopper', email: 'g@example.com' },
+      ),
+      entry('2', 'create', null, { name: 'Ada' }),
+    ],
+    total: 2,
+    skip: 0,
+    take: 20,
+  },
+};
+
+function renderPage() {
+  const urls: string[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string) => {
+      urls.push(url);
+      if (url.startsWith('/rest/sync-logs/log-1?')) return new Response(JSON.stringify(log));
+      if (url.startsWith('/rest/core-bases/sync-1')) return new Response(JSON.stringify(sync));
+      return new Response(JSON.stringify({ statusCode: 404, message: 'Not found', response: {} }), {
+        status: 404,
+      });
+    }),
+  );
+  const router = createMemoryRouter([{ path: '/operations/:id', element: <OperationDetailPage /> }], {
+    initialEntries: ['/operations/log-1'],
+  });
+  render(
+    <QueryClientProvider client={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
+      <MantineProvider>
+        <RouterProvider router={router} />
+      </MantineProvider>
+    </QueryClientProvider>,
+  );
+  return urls;
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('operation detail page', () => {
+  it('shows the run, its error and each write with the values before and after, field by field', async () => {
+    const urls = renderPage();
+    expect(await screen.findByText('The newsletter app refused a write.')).toBeTruthy();
+    expect(urls[0]).toBe('/rest/sync-logs/log-1?skip=0&take=20');
+    expect(screen.getByText('created: 1')).toBeTruthy();
+    expect(screen.getByText('Changes (2)')).toBeTruthy();
+
+    // Field names come from the sync's schema once it has loaded.
+    const renamed = (await screen.findAllByText('Full name'))[0]?.closest('tr') as HTMLElement;
+    expect(renamed.getAttribute('data-changed')).toBe('true');
+    expect(within(renamed).getByText('Grace').tagName).toBe('DEL');
+    expect(within(renamed).getByText('Grace Hopper').tagName).toBe('INS');
+    // An unchanged field is listed, not marked as a change.
+    const email = screen.getByText('email').closest('tr') as HTMLElement;
+    expect(email.hasAttribute('data-changed')).toBe(false);
+    expect(within(email).getAllByText('g@example.com')).toHaveLength(2);
+    // A create has no before value.
+    const created = screen.getByText('Ada').closest('tr') as HTMLElement;
+    expect(within(created).getByText('—')).toBeTruthy();
+    expect(screen.getAllByText('Newsletter').length).toBeGreaterThan(0);
+  });
+});
+
+describe('diffFields', () => {
+  it('lists the fields of both images, marks changed ones and those only on one side', () => {
+    expect(diffFields({ a: 1, b: [1] }, { b: [1], c: null })).toEqual([
+      { field: 'a', hasBefore: true, hasAfter: false, before: 1, after: undefined, changed: true },
+      { field: 'b', hasBefore: true, hasAfter: true, before: [1], after: [1], changed: false },
+      { field: 'c', hasBefore: false, hasAfter: true, before: undefined, after: null, changed: true },
+    ]);
+    expect(diffFields(null, null)).toEqual([]);
+  });
+});

@@ -1,0 +1,48 @@
+import { Anchor, Card, SimpleGrid, Text } from '@mantine/core';
+import { Link } from 'react-router';
+import { SyncScreen } from '../components/sync-screen';
+
+const TOOLS = [
+  {
+    path: 'dev-tools/schema',
+    title: 'Schema',
+    text: "Both apps' tables and columns as the sync sees them: field types, read-only columns and options.",
+  },
+  {
+    path: 'dev-tools/record-history',
+    title: 'Record history',
+    text: 'Find a linked record by id or value and see every write made to it, with before and after values.',
+  },
+  {
+    path: 'dev-tools/records-old',
+    title: 'Look up a record',
+    text: "Find a linked record from one app's record id and see its status on both sides.",
+  },
+  {
+    path: 'trace-logs',
+    title: 'Trace logs',
+    text: 'What each run read and wrote, event by event, searchable.',
+  },
+] as const;
+
+/** /syncs/{id}/dev-tools: the developer views of one sync. */
+export function SyncDevToolsPage() {
+  return (
+    <SyncScreen title="Dev tools">
+      {(sync) => (
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          {TOOLS.map((t) => (
+            <Card withBorder key={t.path}>
+              <Anchor component={Link} to={`/syncs/${sync.id}/${t.path}`} fw={600}>
+                {t.title}
+              </Anchor>
+              <Text size="sm" c="dimmed" mt={4}>
+                {t.text}
+              </Text>
+            </Card>
+          ))}
+        </SimpleGrid>
+      )}
+    </SyncScreen>
+  );
+}
