@@ -58,6 +58,14 @@ export const router = createBrowserRouter([
         element: <RequireAuth />,
         children: [
           {
+            // Outside the shell: the sign-in popup of an app comes back here.
+            path: '/oauth/:connectorType/callback',
+            lazy: lazyPage(
+              () => import('./pages/oauth-callback-page'),
+              (m) => m.OAuthCallbackPage,
+            ),
+          },
+          {
             element: <AppLayout />,
             children: [
               {

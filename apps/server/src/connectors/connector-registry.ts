@@ -1,6 +1,11 @@
 import { ConnectorError } from '@lockstep/connectors';
 import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
-import { createSupabasePort, SUPABASE_API_URL, type SupabaseSettings } from '@lockstep/connectors/supabase';
+import {
+  createSupabasePort,
+  SUPABASE_API_URL,
+  type SupabaseSettings,
+  supabaseAuthorizeUrl,
+} from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
 import { ConnectionProblem, type ConnectorPort, type ConnectorRegistry } from './connector-port';
 
@@ -42,6 +47,14 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
     discoverSchema: (secrets, base, context) =>
       guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
     exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+    authorizeUrl: (input) => {
+      if (!settings.clientId)
+        throw new ConnectionProblem(
+          'validation',
+          'Signing in with Supabase is not set up on this server (LOCKSTEP_SUPABASE_CLIENT_ID). Use a personal access token.',
+        );
+      return supabaseAuthorizeUrl({ apiUrl: settings.apiUrl, clientId: settings.clientId }, input);
+    },
   };
 };
 

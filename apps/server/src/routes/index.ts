@@ -9,6 +9,7 @@ import { getExternalConnection } from './connections/get-external-connection';
 import { getUserEmail } from './connections/get-user-email';
 import { listExternalConnections } from './connections/list-external-connections';
 import { oauthAuthorizeCallback } from './connections/oauth-authorize-callback';
+import { oauthAuthorizeUrl } from './connections/oauth-authorize-url';
 import { patchExternalConnection } from './connections/patch-external-connection';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
@@ -149,6 +150,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     createTablesRoute,
     createFieldsRoute,
     oauthAuthorizeCallback,
+    oauthAuthorizeUrl,
     getUserEmail,
     createTemporaryConnection,
     claimTemporaryConnection,

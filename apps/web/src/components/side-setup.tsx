@@ -1,6 +1,5 @@
 import type { ConnectorInfo, CoreBase, ExternalConnection, RequiredItem } from '@lockstep/contract';
 import {
-  Alert,
   Badge,
   Button,
   Card,
@@ -18,6 +17,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
+import { signInWithPopup } from '../lib/oauth';
 import { useConnections, useConnectorInfo, useDemoDatabases, useInvalidateSync } from '../lib/sync-queries';
 import { ErrorAlert } from './error-alert';
 
@@ -180,6 +180,13 @@ function ChooseConnection({
       onChosen(c);
     },
   });
+  const oauth = useMutation({
+    mutationFn: () => signInWithPopup(info.connectorType),
+    onSuccess: (c) => {
+      void client.invalidateQueries({ queryKey: ['external-connections'] });
+      onChosen(c);
+    },
+  });
   const existing = connections.data?.items ?? [];
   const showDemos = info.connectorType === 'postgresql' && demos.data?.available;
 
@@ -222,11 +229,17 @@ function ChooseConnection({
       {showDemos || existing.length > 0 ? (
         <Divider label="or connect a new one" labelPosition="left" />
       ) : null}
-      {info.auth.type === 'oauth2' && info.auth.requiredItems.length === 0 ? (
-        <Alert color="gray">
-          {info.displayName} signs in through its own window; that sign-in is not available in this version.
-        </Alert>
-      ) : (
+      {info.auth.type === 'oauth2' ? (
+        <Stack gap={6}>
+          <Group>
+            <Button loading={oauth.isPending} onClick={() => oauth.mutate()}>
+              Sign in with {info.displayName}
+            </Button>
+          </Group>
+          {oauth.error ? <ErrorAlert error={oauth.error} title={`${info.displayName} sign-in`} /> : null}
+        </Stack>
+      ) : null}
+      {info.auth.type === 'oauth2' && info.auth.requiredItems.length === 0 ? null : (
         <>
           {create.error ? (
             <ErrorAlert error={create.error} title={`Could not connect to ${info.displayName}`} />

@@ -92,6 +92,46 @@ describe('Supabase OAuth callback', () => {
     expect(supabase).toMatchObject({ available: true, unavailableReason: null, auth: { type: 'oauth2' } });
   });
 
+  it('starts a PKCE sign-in: the authorize URL leads back to our callback with a code the verifier redeems', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(verifier).digest('base64url');
+    const state = randomBytes(16).toString('base64url');
+    const res = await post('/rest/external-connections/oauth/supabase/authorize-url', {
+      codeChallenge,
+      state,
+      redirectUri,
+    });
+    expect(res.statusCode).toBe(200);
+    const url = new URL(res.json().url);
+    expect(url.origin).toBe(new URL(sim.url).origin);
+    expect(url.searchParams.get('code_challenge')).toBe(codeChallenge);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    // The app's consent answers with a redirect to our callback page, code and state in the query.
+    const consented = await fetch(url, { redirect: 'manual' });
+    const back = new URL(consented.headers.get('location') as string);
+    expect(back.pathname).toBe('/oauth/supabase/callback');
+    expect(back.searchParams.get('state')).toBe(state);
+    const done = await post('/rest/external-connections/oauth/supabase/authorize-callback', {
+      code: back.searchParams.get('code'),
+      codeVerifier: verifier,
+      redirectUri,
+    });
+    expect(done.statusCode).toBe(201);
+    // A redirect anywhere else would hand the code to someone else.
+    const elsewhere = await post('/rest/external-connections/oauth/supabase/authorize-url', {
+      codeChallenge,
+      state,
+      redirectUri: 'https://evil.example/steal',
+    });
+    expect(elsewhere.statusCode).toBe(400);
+    // PostgreSQL has no sign-in.
+    const pgRes = await post('/rest/external-connections/oauth/postgresql/authorize-url', {
+      codeChallenge,
+      state,
+    });
+    expect(pgRes.statusCode).toBe(400);
+  });
+
   it('exchanges the code with its PKCE verifier and stores the connection, tokens sealed', async () => {
     const res = await connectSupabase();
     expect(res.statusCode).toBe(201);
