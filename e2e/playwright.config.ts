@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from '@playwright/test';
 
-const PORT = 3100;
+// Another port when two runs share a machine (a clean-clone check beside a working copy).
+const PORT = Number(process.env.LOCKSTEP_E2E_PORT ?? 3100);
 // A fresh embedded PostgreSQL for every run, so tests never see an earlier run's users. The config is
 // loaded again in each worker (which inherits this variable), so the directory is made only once.
 process.env.LOCKSTEP_E2E_DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), 'lockstep-e2e-'));

@@ -202,4 +202,19 @@ test('a new user sets up a first sync on the demo databases, watches an edit tra
   await expect(page.getByRole('link', { name: 'CRM ⇄ Newsletter' })).toBeVisible();
   await expect(page.getByRole('switch', { name: 'Sync CRM ⇄ Newsletter on' })).toBeChecked();
   await shot(page, '33-syncs-list');
+
+  // A table the other app lacks: schema generation creates it there and the live sync fills it.
+  await page.goto(`/syncs/${syncId}/table-mappings`);
+  const unpaired = page.getByText('Tables without a partner').locator('..');
+  await expect(unpaired).toContainText('companies');
+  await shot(page, '34-unpaired-tables');
+  await page
+    .getByRole('group')
+    .or(page.locator('div'))
+    .filter({ hasText: /^Demo CRM · companies/ })
+    .getByRole('button', { name: 'Create it in Demo Newsletter' })
+    .first()
+    .click();
+  await expect(page.getByRole('cell', { name: 'companies ⇄ companies' })).toBeVisible();
+  await eventually('demo_newsletter', 'select count(*)::int as n from public.companies', [], 20, 30_000);
 });

@@ -6,6 +6,7 @@ import { AutomapTablesButton } from '../components/automap-tables';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
 import { SyncNav } from '../components/sync-nav';
+import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { DIRECTION_LABEL, saveMappings, tableOf, toMappingInput, useCoreBase } from '../lib/sync-queries';
 
@@ -86,6 +87,97 @@ function MappingRow({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }
   );
 }
 
+type CreatedTables = {
+  tables: {
+    sourceTableId: string;
+    externalTableId: string;
+    name: string;
+    columns: { sourceColumnId: string; externalColumnId: string }[];
+  }[];
+};
+
+/**
+ * Tables of one app that have no partner in the other: schema generation copies a table there
+ * (its fields with matching types) and maps the two, fields and all, in one step.
+ */
+function UnpairedTables({ sync }: { sync: CoreBase }) {
+  const client = useQueryClient();
+  const paired = new Set(sync.mappings.tableMappings.flatMap((m) => [m.leftTableId, m.rightTableId]));
+  const copy = useMutation({
+    mutationFn: async ({ tableId, from }: { tableId: string; from: 'left' | 'right' }) => {
+      const dest = from === 'left' ? sync.rightExternalBase : sync.leftExternalBase;
+      const created = await api<CreatedTables>(`/rest/generate-schema/${dest?.id}/create-tables`, {
+        method: 'POST',
+        body: { sourceTableIds: [tableId] },
+      });
+      const t = created.tables[0];
+      if (!t) throw new Error('The table was not created.');
+      const pairs = t.columns.map((c) =>
+        from === 'left'
+          ? { leftColumnId: c.sourceColumnId, rightColumnId: c.externalColumnId }
+          : { leftColumnId: c.externalColumnId, rightColumnId: c.sourceColumnId },
+      );
+      const mapping = {
+        leftTableId: from === 'left' ? tableId : t.externalTableId,
+        rightTableId: from === 'left' ? t.externalTableId : tableId,
+        syncDirection: 'both' as const,
+        filter: null,
+        matchOnFieldId: null,
+        matchOnSecondaryFieldId: null,
+        conflictWinnerSide: from,
+        conflictReview: false,
+        deleteProtection: false,
+        columnMappings: pairs.map((p) => ({ ...p, syncDirection: 'both' as const, ownerSide: null })),
+      };
+      return {
+        saved: await saveMappings(sync.id, [...sync.mappings.tableMappings.map(toMappingInput), mapping]),
+        name: t.name,
+        dest: dest?.name,
+      };
+    },
+    onSuccess: ({ saved, name, dest }) => {
+      client.setQueryData(['core-base', sync.id], saved);
+      showSuccess(`${name} was created in ${dest} and mapped.`);
+    },
+    onError: (e) => showError(e, 'Could not create the table'),
+  });
+  const sides = [
+    { from: 'left' as const, ext: sync.leftExternalBase, other: sync.rightExternalBase },
+    { from: 'right' as const, ext: sync.rightExternalBase, other: sync.leftExternalBase },
+  ];
+  const rows = sides.flatMap((s) =>
+    (s.ext?.externalTables ?? []).filter((t) => !paired.has(t.id)).map((t) => ({ ...s, table: t })),
+  );
+  if (rows.length === 0) return null;
+  return (
+    <Card withBorder>
+      <Text fw={600} mb={4}>
+        Tables without a partner
+      </Text>
+      <Text size="sm" c="dimmed" mb="xs">
+        Copy a table to the other app (its fields with matching types) and sync the two.
+      </Text>
+      <Stack gap={6}>
+        {rows.map((r) => (
+          <Group key={r.table.id} justify="space-between">
+            <Text size="sm">
+              {r.ext?.name} · <b>{r.table.name}</b>
+            </Text>
+            <Button
+              size="compact-sm"
+              variant="light"
+              loading={copy.isPending && copy.variables?.tableId === r.table.id}
+              onClick={() => copy.mutate({ tableId: r.table.id, from: r.from })}
+            >
+              Create it in {r.other?.name}
+            </Button>
+          </Group>
+        ))}
+      </Stack>
+    </Card>
+  );
+}
+
 /** /syncs/{id}/table-mappings: which tables stay in step, and the way on to fields and the preview. */
 export function TableMappingsPage() {
   const { id } = useParams();
@@ -149,6 +241,7 @@ export function TableMappingsPage() {
               </Table>
             </Card>
           )}
+          <UnpairedTables sync={s} />
           <Group>
             <Button component={Link} to={`/syncs/${s.id}/sync-preview/scan`} disabled={!anyFields}>
               Next: preview the first sync

@@ -56,6 +56,11 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
         await announceSyncsChanged(ctx.db).catch(() => {});
+      } else if (mappings && updated.sync_state === 'on') {
+        // New or changed mappings on a live sync: carry them now (a new table pair starts with a
+        // full read), and listen on any table that is new to the listeners.
+        await requestSyncRun(ctx.boss, row.id, 'mappings_changed', PRIORITY.user);
+        await announceSyncsChanged(ctx.db).catch(() => {});
       }
       return toCoreBase(
         ctx.db,
