@@ -243,9 +243,16 @@ export function TableMappingsPage() {
           )}
           <UnpairedTables sync={s} />
           <Group>
-            <Button component={Link} to={`/syncs/${s.id}/sync-preview/scan`} disabled={!anyFields}>
-              Next: preview the first sync
-            </Button>
+            {s.syncState === 'on' ? (
+              // A live sync carries mapping changes on its next run; no preview step is needed.
+              <Button component={Link} to={`/syncs/${s.id}`}>
+                Back to the overview
+              </Button>
+            ) : (
+              <Button component={Link} to={`/syncs/${s.id}/sync-preview/scan`} disabled={!anyFields}>
+                Next: preview the first sync
+              </Button>
+            )}
             {!anyFields && mappings.length > 0 ? (
               <Text size="sm" c="dimmed">
                 Map at least one field to preview.
