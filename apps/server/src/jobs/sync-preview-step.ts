@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import { type PreviewDeps, type PreviewStep, runPreviewStep } from '../sync/sync-preview-work';
+import { RUN_HEARTBEAT_SECONDS } from './sync-run';
 
 export const SYNC_PREVIEW_STEP = 'sync-preview-step';
 export type SyncPreviewStepData = { previewId: string; step: PreviewStep; externalTableId?: string };
@@ -16,7 +17,13 @@ export async function requestPreviewStep(
 
 /** Downloads, plans and applies sync previews in the background; the preview's status tells the client. */
 export async function registerSyncPreviewStep(boss: PgBoss, deps: PreviewDeps, runWorkers: boolean) {
-  await boss.createQueue(SYNC_PREVIEW_STEP, { retryLimit: 2, retryDelay: 5, expireInSeconds: 60 * 60 });
+  await boss.createQueue(SYNC_PREVIEW_STEP, {
+    retryLimit: 2,
+    retryDelay: 5,
+    expireInSeconds: 60 * 60,
+    heartbeatSeconds: RUN_HEARTBEAT_SECONDS,
+  });
+  await boss.updateQueue(SYNC_PREVIEW_STEP, { heartbeatSeconds: RUN_HEARTBEAT_SECONDS });
   if (!runWorkers) return;
   await boss.work<SyncPreviewStepData>(SYNC_PREVIEW_STEP, { batchSize: 1 }, async (jobs) => {
     for (const job of jobs)

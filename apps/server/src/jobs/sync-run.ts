@@ -96,6 +96,12 @@ export async function handleSyncRun(
   return result;
 }
 
+/** A worker that dies mid-run stops its heartbeat; pg-boss then fails the job and retries it elsewhere. */
+export const RUN_HEARTBEAT_SECONDS = Math.max(
+  10,
+  Number(process.env.LOCKSTEP_RUN_HEARTBEAT_SECONDS ?? 20) || 20,
+);
+
 export async function registerSyncRun(
   boss: PgBoss,
   deps: { db: Db; runner: SyncRunner; runWorkers: boolean },
@@ -107,7 +113,10 @@ export async function registerSyncRun(
     retryBackoff: true,
     retryDelayMax: 300,
     expireInSeconds: 15 * 60,
+    heartbeatSeconds: RUN_HEARTBEAT_SECONDS,
   });
+  // Installs made before heartbeats existed get them too (createQueue leaves a queue as it is).
+  await boss.updateQueue(SYNC_RUN, { heartbeatSeconds: RUN_HEARTBEAT_SECONDS });
   if (!deps.runWorkers) return;
   await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1 }, async (jobs) => {
     for (const job of jobs) {

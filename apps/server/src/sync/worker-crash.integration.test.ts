@@ -1,0 +1,181 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { ensureDatabase } from '../db/database';
+
+// A worker process killed (SIGKILL) in the middle of a first sync between two real PostgreSQL
+// databases, and a new worker started: the run resumes from what was recorded, and every row
+// arrives exactly once. The API runs in this process; the workers are real `--role=worker` servers.
+const ROWS = 12_000;
+let t: TestApp;
+let user: Awaited<ReturnType<typeof signUp>>;
+const json = { 'content-type': 'application/json' };
+const suffix = randomBytes(4).toString('hex');
+const urls = { left: '', right: '', lockstep: '' };
+const secretKey = randomBytes(32).toString('base64');
+const authSecret = 'test-secret-test-secret-test-secret-0000';
+const workers: ChildProcess[] = [];
+
+function urlOf(database: string) {
+  const u = new URL(inject('adminDatabaseUrl'));
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function sql(url: string, text: string, params: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function startWorker(): ChildProcess {
+  const server = path.resolve(import.meta.dirname, '..');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(server, 'main.ts'), '--role=worker'], {
+    cwd: path.resolve(server, '..'),
+    env: {
+      ...process.env,
+      DATABASE_URL: urls.lockstep,
+      LOCKSTEP_ENV: 'test',
+      LOCKSTEP_SECRET_KEY: secretKey,
+      BETTER_AUTH_SECRET: authSecret,
+      LOCKSTEP_LOG_LEVEL: 'silent',
+      // The shortest allowed: the dead worker's run is retried within seconds.
+      LOCKSTEP_RUN_HEARTBEAT_SECONDS: '10',
+      LOCKSTEP_SUPERVISE_SECONDS: '2',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  workers.push(child);
+  return child;
+}
+
+const count = async () => Number((await sql(urls.right, 'select count(*)::int as n from people'))[0]?.n);
+
+beforeAll(async () => {
+  t = await createTestApp(
+    { LOCKSTEP_SECRET_KEY: secretKey, BETTER_AUTH_SECRET: authSecret },
+    { runWorkers: false },
+  );
+  // Runs queued from here carry the shortest heartbeat too, so the dead worker's run is freed soon.
+  await t.ctx.boss.updateQueue('sync-run', { heartbeatSeconds: 10 });
+  urls.lockstep = urlOf(String((await t.ctx.pool.query('select current_database() as d')).rows[0].d));
+  user = await signUp(t.app, 'crash@test.test');
+  await t.app.inject({
+    method: 'POST',
+    url: '/rest/users/current/choose-plan',
+    headers: { ...user.auth, ...json },
+    payload: { productType: 'enterprise' },
+  });
+  for (const side of ['left', 'right'] as const) {
+    await ensureDatabase(inject('adminDatabaseUrl'), `crash_${side}_${suffix}`);
+    urls[side] = urlOf(`crash_${side}_${suffix}`);
+    await sql(
+      urls[side],
+      'create table people (id serial primary key, email text not null unique, name text)',
+    );
+  }
+  await sql(
+    urls.left,
+    `insert into people (email, name) select 'p' || g || '@example.com', 'Person ' || g from generate_series(1, ${ROWS}) g`,
+  );
+});
+
+afterAll(async () => {
+  for (const w of workers) w.kill('SIGKILL');
+  await t.close();
+});
+
+async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
+  const res = await t.app.inject({
+    method,
+    url,
+    headers: payload ? { ...user.auth, ...json } : user.auth,
+    ...(payload ? { payload } : {}),
+  });
+  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+describe('a worker killed mid-run', () => {
+  it('loses nothing and duplicates nothing once another worker takes over', async () => {
+    const core = await api('POST', '/rest/core-bases', { name: 'Crash test' });
+    for (const side of ['left', 'right'] as const) {
+      const conn = await api('POST', '/rest/external-connections', {
+        type: 'postgresql',
+        connectionItems: { connectionString: urls[side] },
+      });
+      await api('POST', '/rest/external-bases', {
+        type: 'postgresql',
+        name: side,
+        remoteId: 'public',
+        coreBaseId: core.id,
+        externalConnectionId: conn.id,
+        side,
+      });
+    }
+    const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
+    const table = (side: 'leftExternalBase' | 'rightExternalBase') => full[side].externalTables[0];
+    const col = (side: 'leftExternalBase' | 'rightExternalBase', name: string) =>
+      table(side).externalColumns.find((c: { name: string }) => c.name === name).id;
+    await api('PATCH', `/rest/core-bases/${core.id}`, {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: table('leftExternalBase').id,
+            rightTableId: table('rightExternalBase').id,
+            matchOnFieldId: col('leftExternalBase', 'email'),
+            columnMappings: ['email', 'name'].map((n) => ({
+              leftColumnId: col('leftExternalBase', n),
+              rightColumnId: col('rightExternalBase', n),
+            })),
+          },
+        ],
+      },
+    });
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+
+    // The first worker starts the run; it is killed once part of the table has arrived.
+    const first = startWorker();
+    for (let i = 0; i < 3000 && (await count()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const atKill = await count();
+    first.kill('SIGKILL');
+    expect(atKill).toBeGreaterThan(0);
+    expect(atKill).toBeLessThan(ROWS);
+
+    // A new worker: the dead worker's job is failed by the heartbeat monitor and retried.
+    startWorker();
+    const finished = async () =>
+      (
+        await t.ctx.db
+          .selectFrom('sync_log')
+          .select('id')
+          .where('core_base_id', '=', core.id)
+          .where('status', '=', 'done')
+          .execute()
+      ).length > 0;
+    for (let i = 0; i < 1800 && !(await finished()); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await finished()).toBe(true);
+    const rows = await sql(
+      urls.right,
+      'select count(*)::int as n, count(distinct email)::int as d from people',
+    );
+    expect(rows[0]).toEqual({ n: ROWS, d: ROWS });
+    // Every row linked once; the left side got nothing back (no echo, no duplicate).
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('core_base_id', '=', core.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(links.n)).toBe(ROWS);
+    expect(Number((await sql(urls.left, 'select count(*)::int as n from people'))[0]?.n)).toBe(ROWS);
+  }, 240_000);
+});
