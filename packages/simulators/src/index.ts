@@ -7,6 +7,14 @@ export {
   startAirtableSimulator,
 } from './airtable/index.ts';
 export {
+  DRIVE_TOKEN as GOOGLE_SHEETS_DRIVE_TOKEN,
+  type GoogleSheetsSimulator,
+  GoogleSheetsState,
+  type StartGoogleSheetsSimulatorOptions,
+  seedSales,
+  startGoogleSheetsSimulator,
+} from './google-sheets/index.ts';
+export {
   type Clock,
   type Fault,
   FaultInjector,
@@ -18,6 +26,7 @@ export {
   systemClock,
   TokenRegistry,
 } from './http.ts';
+export { type NotionSimulator, NotionState, startNotionSimulator } from './notion/index.ts';
 export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,

@@ -1,0 +1,412 @@
+import type { CanonicalValue } from '@lockstep/engine';
+import { type GoogleSheetsSimulator, ManualClock, startGoogleSheetsSimulator } from '@lockstep/simulators';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readAll, runConformanceSuite } from '../sdk/conformance';
+import { createMemoryRateLimitStore } from '../sdk/rate-limiter';
+import {
+  createGoogleSheetsConnector,
+  type GoogleSheetsConnector,
+  type GoogleSheetsConnectorOptions,
+  ROW_ID_KEY,
+} from './google-sheets-connector';
+
+type Fields = Record<string, CanonicalValue>;
+const fast = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 2)));
+let counter = 0;
+
+function connectorFor(
+  sim: GoogleSheetsSimulator,
+  extra: Partial<GoogleSheetsConnectorOptions> = {},
+): GoogleSheetsConnector {
+  return createGoogleSheetsConnector({
+    spreadsheetId: sim.sales?.spreadsheetId as string,
+    baseUrl: sim.url,
+    driveBaseUrl: sim.url,
+    oauthBaseUrl: sim.url,
+    accessToken: sim.token,
+    rateLimit: false,
+    http: { sleep: fast, baseDelayMs: 1, maxAttempts: 4 },
+    ...extra,
+  });
+}
+
+const rowOf = (sim: GoogleSheetsSimulator, id: string) => {
+  const found = sim.state.rowsWithMetadata(sim.sales?.spreadsheetId as string, ROW_ID_KEY, id)[0];
+  if (!found) throw new Error(`no row carries ${id}`);
+  return found.index;
+};
+
+runConformanceSuite('Google Sheets (simulator)', async () => {
+  // Quotas are off here (pacing is tested below); faults inject 429s instead.
+  const sim = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 5 } });
+  const ss = sim.sales?.spreadsheetId as string;
+  const connector = connectorFor(sim);
+  return {
+    connector,
+    tableId: '0',
+    sampleFields(): Fields {
+      counter += 1;
+      return {
+        Name: `Conformance ${counter}`,
+        Email: `c${counter}@example.com`,
+        Company: 'Initech',
+        Stage: 'Lead',
+        'Deal size': { minor: String(1000 * counter), code: 'USD' },
+        'Signed up': '2026-02-03',
+        Newsletter: counter % 2 === 0,
+      };
+    },
+    async seed(count) {
+      const names = Array.from({ length: count }, () => `Seeded ${++counter}`);
+      sim.appendRows(
+        ss,
+        'Leads',
+        names.map((n) => [n, `${n.replace(' ', '.').toLowerCase()}@example.com`, 'Acme Corp', 'Lead']),
+      );
+      // The rows get their ids from the connector's first read, as rows a person typed in would.
+      const { records } = await readAll(connector, '0', null, 1000);
+      return names.map((n) => {
+        const r = records.find((x) => x.fields.Name === n);
+        if (!r) throw new Error(`seeded row ${n} not read`);
+        return r.id;
+      });
+    },
+    async mutate(remoteId) {
+      sim.editRow(ss, 'Leads', rowOf(sim, remoteId), { 0: 'Changed in Sheets', 3: 'Won' });
+      return { Name: 'Changed in Sheets', Stage: 'Won' };
+    },
+    async remove(remoteId) {
+      sim.deleteRows(ss, 'Leads', rowOf(sim, remoteId));
+    },
+    invalidFields: () => ({ Name: 'x'.repeat(50_001) }),
+    async discover() {
+      return (await connector.discover()).map((t) => ({
+        remoteId: t.remoteId,
+        fields: t.fields.map((f) => ({ remoteId: f.remoteId, fieldType: f.fieldType })),
+      }));
+    },
+    async injectFailures(kind, count) {
+      sim.faults.clear();
+      if (count > 0)
+        sim.faults.next(
+          kind === 'rate_limited'
+            ? { kind: 'rate_limit', count }
+            : {
+                status: 503,
+                count,
+                body: {
+                  error: {
+                    code: 503,
+                    message: 'The service is currently unavailable.',
+                    status: 'UNAVAILABLE',
+                  },
+                },
+              },
+        );
+    },
+    async badAuthConnector() {
+      sim.state.tokens.add({
+        token: 'ya29.soon-revoked',
+        scopes: ['https://www.googleapis.com/auth/drive.file'],
+        kind: 'oauth',
+        userId: 'u',
+      });
+      sim.revokeToken('ya29.soon-revoked');
+      return connectorFor(sim, { accessToken: 'ya29.soon-revoked' });
+    },
+    close: () => sim.close(),
+  };
+});
+
+describe('Google Sheets connector specifics', () => {
+  let sim: GoogleSheetsSimulator;
+  let connector: GoogleSheetsConnector;
+  let ss: string;
+  beforeEach(async () => {
+    sim = await startGoogleSheetsSimulator({ quota: false });
+    ss = sim.sales?.spreadsheetId as string;
+    connector = connectorFor(sim);
+  });
+  afterEach(() => sim.close());
+
+  it('discovers sheets with types inferred from values and formats; formula columns are read-only', async () => {
+    const tables = await connector.discover();
+    expect(tables.map((t) => t.name)).toEqual(['Leads', 'Companies']);
+    const leads = Object.fromEntries((tables[0]?.fields ?? []).map((f) => [f.remoteId, f.fieldType]));
+    expect(leads).toEqual({
+      Name: 'text',
+      Email: 'email',
+      Company: 'text',
+      Stage: 'text',
+      'Deal size': 'currency',
+      'Signed up': 'date',
+      Newsletter: 'boolean',
+    });
+    const companies = tables[1]?.fields ?? [];
+    expect(companies.find((f) => f.remoteId === 'Revenue per employee')).toMatchObject({
+      fieldType: 'currency',
+      readOnly: true,
+    });
+    expect(companies.find((f) => f.remoteId === 'Founded')?.fieldType).toBe('date');
+  });
+
+  it('reads canonical values: serial dates as ISO dates, currency in minor units, booleans', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    expect(records).toHaveLength(40);
+    const raw = sim.values(ss, 'Leads');
+    const first = records[0]?.fields as Fields;
+    const serial = (raw[1] as unknown[])[5] as number;
+    expect(first['Signed up']).toBe(
+      new Date(Date.UTC(1899, 11, 30) + serial * 86_400_000).toISOString().slice(0, 10),
+    );
+    expect(first['Deal size']).toEqual({
+      minor: String(Math.round(((raw[1] as unknown[])[4] as number) * 100)),
+      code: 'USD',
+    });
+    expect(typeof first.Newsletter).toBe('boolean');
+    // A lead without a deal size reads as null, not as 0.
+    expect(records.some((r) => r.fields['Deal size'] === null)).toBe(true);
+  });
+
+  it('keeps row ids stable through inserts, deletes and reorders, and reports only real changes', async () => {
+    const scan = await readAll(connector, '0', null, 15);
+    expect(scan.pages.at(-1)?.scanComplete).toBe(true);
+    const byName = new Map(scan.records.map((r) => [r.fields.Name, r.id]));
+    expect(sim.state.rowsWithMetadata(ss, ROW_ID_KEY)).toHaveLength(40);
+
+    // Nothing changed: the incremental pass re-reads and reports nothing.
+    const quiet = await readAll(connector, '0', scan.cursor, 15);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+
+    const victim = scan.records[10] as { id: string };
+    const edited = scan.records[30] as { id: string; fields: Fields };
+    sim.insertRows(ss, 'Leads', 3, [['Inserted Person', 'inserted@example.com', 'Hooli', 'Lead']]);
+    sim.deleteRows(ss, 'Leads', rowOf(sim, victim.id));
+    sim.moveRows(ss, 'Leads', 20, 5, 2);
+    sim.sortRows(ss, 'Leads', 0);
+    sim.editCell(ss, 'Leads', `D${rowOf(sim, edited.id) + 1}`, 'Proposal');
+
+    const next = await readAll(connector, '0', quiet.cursor, 15);
+    expect(next.deletedIds).toEqual([victim.id]);
+    const changed = next.records.map((r) => r.fields.Name).sort();
+    expect(changed).toEqual(['Inserted Person', edited.fields.Name].sort());
+    expect(next.records.find((r) => r.id === edited.id)?.fields.Stage).toBe('Proposal');
+    // Every other row kept its id wherever it moved.
+    const full = await readAll(connector, '0', null, 100);
+    for (const r of full.records) if (byName.has(r.fields.Name)) expect(r.id).toBe(byName.get(r.fields.Name));
+  });
+
+  it('notices rows shifting between pages of one pass and reads every row once', async () => {
+    const page1 = await connector.read('0', null, { pageSize: 10 });
+    sim.deleteRows(ss, 'Leads', 2, 3); // three rows above the cursor disappear
+    sim.insertRows(ss, 'Leads', 1, [['Top Newcomer', 'top@example.com']]);
+    let cursor = page1.nextCursor;
+    const ids = page1.records.map((r) => r.id);
+    for (let more = page1.hasMore; more; ) {
+      const page = await connector.read('0', cursor, { pageSize: 10 });
+      ids.push(...page.records.map((r) => r.id));
+      cursor = page.nextCursor;
+      more = page.hasMore;
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    const present = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).map((r) => r.value);
+    // Every row that still exists and existed when its position was passed was read.
+    const missing = present.filter((id) => !ids.includes(id as string));
+    expect(missing).toEqual([]);
+  });
+
+  it('writes: creates append rows with ids and post-images; updates follow a moved row; deletes go bottom-up', async () => {
+    await readAll(connector, '0', null, 100);
+    const created = await connector.write('0', [
+      {
+        kind: 'create',
+        fields: {
+          Name: 'New A',
+          'Signed up': '2026-03-04',
+          Newsletter: true,
+          'Deal size': { minor: '123456', code: 'USD' },
+        },
+        idempotencyKey: 'a',
+      },
+      { kind: 'create', fields: { Name: '=HYPERLINK("x")', Stage: 'TRUE' }, idempotencyKey: 'b' },
+    ]);
+    expect(created.every((r) => r.ok)).toBe(true);
+    const [a, b] = created.map((r) => (r.ok ? r : undefined));
+    expect(a?.postImage?.fields).toMatchObject({
+      Name: 'New A',
+      'Signed up': '2026-03-04',
+      Newsletter: true,
+      'Deal size': { minor: '123456', code: 'USD' },
+    });
+    // Text that looks like a formula or a boolean stays text.
+    expect(b?.postImage?.fields).toMatchObject({ Name: '=HYPERLINK("x")', Stage: 'TRUE' });
+    const rowA = rowOf(sim, a?.remoteId as string);
+    expect((sim.values(ss, 'Leads')[rowA] as unknown[])[0]).toBe('New A');
+    // The date cell shows as a date in the sheet, not a serial number.
+    expect(sim.state.spreadsheet(ss).sheets[0]?.rows[rowA]?.cells[5]?.fmt?.type).toBe('DATE');
+
+    sim.insertRows(ss, 'Leads', 1, [['Someone typed this']]);
+    const [updated] = await connector.write('0', [
+      { kind: 'update', remoteId: a?.remoteId as string, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(updated?.ok && updated.postImage?.fields).toMatchObject({
+      Name: 'New A',
+      Stage: 'Won',
+      Newsletter: true,
+    });
+    expect((sim.values(ss, 'Leads')[rowA + 1] as unknown[])[3]).toBe('Won');
+
+    const targets = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).slice(0, 4);
+    const names = targets.map((t) => (sim.values(ss, 'Leads')[t.index] as unknown[])[0]);
+    const before = sim.values(ss, 'Leads').length;
+    sim.requestLog.reset();
+    const removed = await connector.write(
+      '0',
+      targets.map((t, i) => ({
+        kind: 'delete' as const,
+        remoteId: t.value as string,
+        idempotencyKey: `d${i}`,
+      })),
+    );
+    expect(removed.every((r) => r.ok)).toBe(true);
+    expect(sim.requestLog.count({ method: 'POST', path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(1);
+    const after = sim.values(ss, 'Leads');
+    expect(after).toHaveLength(before - 4);
+    for (const n of names) expect(after.some((r) => r[0] === n)).toBe(false);
+    // Deleting again is a success (replay), and updating a deleted row fails that item alone.
+    const replay = await connector.write('0', [
+      { kind: 'delete', remoteId: targets[0]?.value as string, idempotencyKey: 'd0' },
+      {
+        kind: 'update',
+        remoteId: targets[1]?.value as string,
+        fields: { Stage: 'Lost' },
+        idempotencyKey: 'u2',
+      },
+      { kind: 'update', remoteId: b?.remoteId as string, fields: { Stage: 'Lost' }, idempotencyKey: 'u3' },
+      { kind: 'update', remoteId: b?.remoteId as string, fields: { Nope: 'x' }, idempotencyKey: 'u4' },
+    ]);
+    expect(replay.map((r) => r.ok)).toEqual([true, false, true, false]);
+    expect(replay[1]?.ok === false && replay[1].error.code).toBe('not_found');
+    expect(replay[3]?.ok === false && replay[3].error.code).toBe('validation');
+  });
+
+  it('splits large writes to stay under the 2 MB recommended payload', async () => {
+    sim.state.payloads.length = 0;
+    const results = await connector.write(
+      '0',
+      Array.from({ length: 120 }, (_, i) => ({
+        kind: 'create' as const,
+        fields: { Name: `Bulk ${i}`, Stage: 'y'.repeat(40_000) },
+        idempotencyKey: `bulk-${i}`,
+      })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    const appends = sim.state.payloads.filter((p) => p.path.endsWith(':append'));
+    expect(appends.length).toBeGreaterThanOrEqual(3);
+    for (const p of sim.state.payloads) expect(p.bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(new Set(results.map((r) => (r.ok ? r.remoteId : ''))).size).toBe(120);
+  });
+
+  it('lists spreadsheets through Drive (drive.file sees only the granted ones)', async () => {
+    expect(await connector.listSpreadsheets()).toEqual([{ id: ss, name: 'Sales pipeline' }]);
+    const wide = connectorFor(sim, { accessToken: sim.driveToken });
+    expect((await wide.listSpreadsheets()).map((f) => f.name).sort()).toEqual([
+      'Budget 2026 (not shared with the app)',
+      'Sales pipeline',
+    ]);
+    const hidden = createGoogleSheetsConnector({
+      spreadsheetId: sim.sales?.privateSpreadsheetId as string,
+      baseUrl: sim.url,
+      accessToken: sim.token,
+      rateLimit: false,
+    });
+    await expect(hidden.check()).rejects.toMatchObject({ code: 'permission_denied' });
+  });
+
+  it('refreshes an expired access token with the refresh token', async () => {
+    const auth = await fetch(
+      `${sim.url}/o/oauth2/v2/auth?client_id=lockstep-simulator.apps.googleusercontent.com&redirect_uri=http://localhost/cb&response_type=code&access_type=offline&scope=${encodeURIComponent('https://www.googleapis.com/auth/drive.file')}`,
+      { redirect: 'manual' },
+    );
+    const code = new URL(auth.headers.get('location') as string).searchParams.get('code') as string;
+    const tokens = (await (
+      await fetch(`${sim.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          client_id: 'lockstep-simulator.apps.googleusercontent.com',
+          client_secret: 'GOCSPX-simulator',
+          redirect_uri: 'http://localhost/cb',
+        }),
+      })
+    ).json()) as { refresh_token: string };
+    const oauth = connectorFor(sim, {
+      accessToken: undefined,
+      oauth: {
+        clientId: 'lockstep-simulator.apps.googleusercontent.com',
+        clientSecret: 'GOCSPX-simulator',
+        refreshToken: tokens.refresh_token,
+      },
+    });
+    expect((await oauth.read('0', null, { pageSize: 5 })).records).toHaveLength(5);
+    sim.state.expireAccessTokens();
+    expect((await oauth.read('0', null, { pageSize: 5 })).records).toHaveLength(5);
+    // The code exchange above, the first refresh, and one refresh after the expiry (not one per request).
+    expect(sim.requestLog.count({ path: '/token' })).toBe(3);
+    expect(sim.requestLog.count({ status: 401 })).toBe(1);
+  });
+});
+
+describe('Google Sheets quota', () => {
+  let sim: GoogleSheetsSimulator;
+  afterAll(() => sim?.close());
+
+  it('paces reads under 60 per minute per user with the SDK RateLimiter and never meets a 429', async () => {
+    const clock = new ManualClock();
+    sim = await startGoogleSheetsSimulator({ clock, quota: {} });
+    let slept = 0;
+    const sleep = async (ms: number) => {
+      slept += ms;
+      clock.advance(ms);
+    };
+    const connector = connectorFor(sim, {
+      rateLimit: undefined,
+      rateLimitStore: createMemoryRateLimitStore({ now: () => clock.now() }),
+      maxQuotaWaitMs: 120_000,
+      http: { sleep, baseDelayMs: 1000, maxAttempts: 4 },
+    });
+    expect(connector.capabilities.rateLimit).toEqual({
+      scope: 'user',
+      windows: [{ limit: 60, windowMs: 60_000 }],
+    });
+    const { records } = await readAll(connector, '0', null, 1); // many small pages: well over 60 reads
+    expect(records).toHaveLength(40);
+    const reads =
+      sim.requestLog.count({ method: 'GET' }) + sim.requestLog.count({ path: /developerMetadata:search$/ });
+    expect(reads).toBeGreaterThan(60);
+    expect(sim.requestLog.count({ status: 429 })).toBe(0);
+    expect(slept).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('backs off exponentially on 429 RESOURCE_EXHAUSTED and maps a persistent one to rate_limited', async () => {
+    const delays: number[] = [];
+    const connector = connectorFor(sim, {
+      http: {
+        sleep: async (ms) => void delays.push(ms),
+        baseDelayMs: 1000,
+        maxAttempts: 4,
+        random: () => 0.999,
+      },
+    });
+    sim.state.resetQuotas();
+    sim.faults.next({ kind: 'rate_limit', count: 2 });
+    expect((await connector.read('0', null, { pageSize: 3 })).records).toHaveLength(3);
+    expect(delays.slice(0, 2)).toEqual([999, 1998]);
+    sim.faults.next({ kind: 'rate_limit', count: 50 });
+    await expect(connector.read('0', null, { pageSize: 3 })).rejects.toMatchObject({ code: 'rate_limited' });
+    sim.faults.clear();
+  });
+});

@@ -1,0 +1,18 @@
+export {
+  columnLetter,
+  createGoogleSheetsConnector,
+  GOOGLE_SHEETS_BATCH_SIZE,
+  GOOGLE_SHEETS_RATE_LIMIT,
+  type GoogleSheetsConnector,
+  type GoogleSheetsConnectorOptions,
+  inferColumn,
+  MAX_PAYLOAD_BYTES,
+  mapGoogleError,
+  ROW_ID_KEY,
+  type SheetColumn,
+  type SheetInfo,
+  serialToDate,
+  serialToInstant,
+  toCanonical,
+  toCellInput,
+} from './google-sheets-connector';

@@ -1,0 +1,611 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../http.ts';
+import {
+  type GoogleSheetsSimulator,
+  SCOPES,
+  type StartGoogleSheetsSimulatorOptions,
+  startGoogleSheetsSimulator,
+} from './index.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers are read loosely in assertions.
+type Json = Record<string, any>;
+const started: GoogleSheetsSimulator[] = [];
+
+async function start(options: StartGoogleSheetsSimulatorOptions = {}): Promise<GoogleSheetsSimulator> {
+  const sim = await startGoogleSheetsSimulator({ quota: false, idSeed: 1, ...options });
+  started.push(sim);
+  return sim;
+}
+
+afterEach(async () => {
+  while (started.length) await started.pop()?.close();
+});
+
+async function call(
+  sim: GoogleSheetsSimulator,
+  path: string,
+  init: { method?: string; body?: unknown; token?: string | null; form?: Record<string, string> } = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const headers: Record<string, string> = {};
+  const token = init.token === undefined ? sim.token : init.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (init.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(init.form).toString();
+  } else if (init.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(init.body);
+  }
+  const res = await fetch(`${sim.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body,
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json, headers: res.headers };
+}
+
+const ss = (sim: GoogleSheetsSimulator) => sim.sales?.spreadsheetId as string;
+const enc = encodeURIComponent;
+
+describe('auth and access', () => {
+  it('answers 401 UNAUTHENTICATED without a valid token, and after revocation', async () => {
+    const sim = await start();
+    const missing = await call(sim, `/v4/spreadsheets/${ss(sim)}`, { token: null });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}`, { token: 'ya29.wrong' })).status).toBe(401);
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}`)).status).toBe(200);
+    sim.revokeToken(sim.token);
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}`)).status).toBe(401);
+  });
+
+  it('limits drive.file to spreadsheets granted to the app; 404 for unknown ids; read-only scopes cannot write', async () => {
+    const sim = await start({
+      tokens: [{ token: 'ya29.readonly', scopes: [SCOPES.spreadsheetsReadonly] }],
+    });
+    const hidden = sim.sales?.privateSpreadsheetId as string;
+    const denied = await call(sim, `/v4/spreadsheets/${hidden}`);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.status).toBe('PERMISSION_DENIED');
+    expect((await call(sim, `/v4/spreadsheets/${hidden}`, { token: sim.driveToken })).status).toBe(200);
+    const missing = await call(sim, '/v4/spreadsheets/nope');
+    expect(missing.body).toEqual({
+      error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' },
+    });
+    const write = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2')}?valueInputOption=RAW`,
+      {
+        method: 'PUT',
+        token: 'ya29.readonly',
+        body: { values: [['x']] },
+      },
+    );
+    expect(write.status).toBe(403);
+    expect(write.body.error.message).toBe('Request had insufficient authentication scopes.');
+  });
+
+  it('lists spreadsheets through Drive files.list with the drive.file filter and paging', async () => {
+    const sim = await start();
+    const q = enc(`mimeType='application/vnd.google-apps.spreadsheet' and trashed=false`);
+    const mine = await call(
+      sim,
+      `/drive/v3/files?q=${q}&fields=${enc('files(id,name,mimeType),nextPageToken')}`,
+    );
+    expect(mine.status).toBe(200);
+    expect(mine.body.files).toEqual([
+      { id: ss(sim), name: 'Sales pipeline', mimeType: 'application/vnd.google-apps.spreadsheet' },
+    ]);
+    const all = await call(sim, `/drive/v3/files?q=${q}&pageSize=1`, { token: sim.driveToken });
+    expect(all.body.files).toHaveLength(1);
+    expect(all.body.files[0].kind).toBe('drive#file');
+    const next = await call(sim, `/drive/v3/files?q=${q}&pageSize=1&pageToken=${all.body.nextPageToken}`, {
+      token: sim.driveToken,
+    });
+    expect(next.body.files).toHaveLength(1);
+    expect(next.body.nextPageToken).toBeUndefined();
+    expect((await call(sim, `/drive/v3/files?q=${enc('bogus query')}`)).status).toBe(400);
+  });
+
+  it('runs the OAuth code flow with access_type=offline and refreshes without rotating', async () => {
+    const clock = new ManualClock();
+    const sim = await start({ clock });
+    const clientId = 'lockstep-simulator.apps.googleusercontent.com';
+    const verifier = 'v'.repeat(50);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const auth = await call(
+      sim,
+      `/o/oauth2/v2/auth?client_id=${clientId}&redirect_uri=${enc('http://localhost/cb')}&response_type=code&access_type=offline&state=s1&scope=${enc(SCOPES.driveFile)}&code_challenge=${challenge}&code_challenge_method=S256`,
+      { token: null },
+    );
+    expect(auth.status).toBe(302);
+    const location = new URL(auth.headers.get('location') as string);
+    expect(location.searchParams.get('state')).toBe('s1');
+    const code = location.searchParams.get('code') as string;
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      client_id: clientId,
+      client_secret: 'GOCSPX-simulator',
+      redirect_uri: 'http://localhost/cb',
+      code_verifier: verifier,
+    };
+    const tokens = await call(sim, '/token', { method: 'POST', token: null, form });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({ expires_in: 3599, token_type: 'Bearer', scope: SCOPES.driveFile });
+    expect(tokens.body.refresh_token).toMatch(/^1\/\//);
+    expect((await call(sim, '/token', { method: 'POST', token: null, form })).body.error).toBe(
+      'invalid_grant',
+    );
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}`, { token: tokens.body.access_token })).status).toBe(
+      200,
+    );
+    clock.advance(3600_000);
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}`, { token: tokens.body.access_token })).status).toBe(
+      401,
+    );
+    const refreshed = await call(sim, '/token', {
+      method: 'POST',
+      token: null,
+      form: {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.body.refresh_token,
+        client_id: clientId,
+        client_secret: 'GOCSPX-simulator',
+      },
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).toBeUndefined();
+    expect(
+      (await call(sim, `/v4/spreadsheets/${ss(sim)}`, { token: refreshed.body.access_token })).status,
+    ).toBe(200);
+  });
+});
+
+describe('spreadsheets.get and values', () => {
+  it('describes sheets with grid properties, and applies a field mask', async () => {
+    const sim = await start();
+    const res = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}?fields=${enc('spreadsheetId,properties.timeZone,sheets(properties(sheetId,title,gridProperties))')}`,
+    );
+    expect(res.body).toEqual({
+      spreadsheetId: ss(sim),
+      properties: { timeZone: 'America/New_York' },
+      sheets: [
+        {
+          properties: {
+            sheetId: 0,
+            title: 'Leads',
+            gridProperties: { rowCount: 1000, columnCount: 26, frozenRowCount: 1 },
+          },
+        },
+        {
+          properties: {
+            sheetId: sim.sales?.sheets.companies,
+            title: 'Companies',
+            gridProperties: { rowCount: 1000, columnCount: 26, frozenRowCount: 1 },
+          },
+        },
+      ],
+    });
+  });
+
+  it('renders FORMATTED_VALUE, UNFORMATTED_VALUE with serial dates, FORMATTED_STRING and FORMULA', async () => {
+    const sim = await start();
+    const path = (q: string) => `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1:G2')}?${q}`;
+    const formatted = await call(sim, path(''));
+    expect(formatted.body.range).toBe('Leads!A1:G2');
+    expect(formatted.body.majorDimension).toBe('ROWS');
+    expect(formatted.body.values[0]).toEqual([
+      'Name',
+      'Email',
+      'Company',
+      'Stage',
+      'Deal size',
+      'Signed up',
+      'Newsletter',
+    ]);
+    const row = formatted.body.values[1];
+    expect(row[4]).toMatch(/^\$[\d,]+\.00$/);
+    expect(row[5]).toMatch(/^\d{1,2}\/\d{1,2}\/20\d\d$/);
+    expect(['TRUE', 'FALSE']).toContain(row[6]);
+
+    const raw = (
+      await call(sim, path('valueRenderOption=UNFORMATTED_VALUE&dateTimeRenderOption=SERIAL_NUMBER'))
+    ).body.values[1];
+    expect(typeof raw[4]).toBe('number');
+    expect(typeof raw[6]).toBe('boolean');
+    // Serial numbers count days from 1899-12-30.
+    const [m, d, y] = (row[5] as string).split('/').map(Number) as [number, number, number];
+    expect(raw[5]).toBe((Date.UTC(y, m - 1, d) - Date.UTC(1899, 11, 30)) / 86_400_000);
+    const strings = (
+      await call(sim, path('valueRenderOption=UNFORMATTED_VALUE&dateTimeRenderOption=FORMATTED_STRING'))
+    ).body.values[1];
+    expect(strings[5]).toBe(row[5]);
+
+    const companies = `/v4/spreadsheets/${ss(sim)}/values/${enc('Companies!G2')}`;
+    expect((await call(sim, `${companies}?valueRenderOption=FORMULA`)).body.values).toEqual([['=F2/D2']]);
+    expect(
+      (await call(sim, `${companies}?valueRenderOption=UNFORMATTED_VALUE`)).body.values[0][0],
+    ).toBeCloseTo(250_000_000 / 1200);
+  });
+
+  it('omits trailing empty rows and cells, keeps inner empties, and supports COLUMNS and batchGet', async () => {
+    const sim = await start({ seed: { leads: 3 } });
+    const whole = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/Leads?valueRenderOption=UNFORMATTED_VALUE`,
+    );
+    expect(whole.body.range).toBe('Leads!A1:Z1000');
+    expect(whole.body.values).toHaveLength(4);
+    const empty = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A100:C200')}`);
+    expect(empty.body).toEqual({ range: 'Leads!A100:C200', majorDimension: 'ROWS' });
+    sim.editCell(ss(sim), 'Leads', 'C2', '');
+    const inner = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2:D2')}`);
+    expect(inner.body.values[0][2]).toBe('');
+    const cols = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1:B3')}?majorDimension=COLUMNS`,
+    );
+    expect(cols.body.values[0][0]).toBe('Name');
+    expect(cols.body.values[1][0]).toBe('Email');
+    const batch = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values:batchGet?ranges=${enc('Leads!A1')}&ranges=${enc("'Companies'!A1:B1")}`,
+    );
+    expect(batch.body.valueRanges.map((v: Json) => v.values)).toEqual([[['Name']], [['Company', 'Domain']]]);
+  });
+
+  it('refuses unparseable ranges and ranges past the grid with 400 INVALID_ARGUMENT', async () => {
+    const sim = await start();
+    const bad = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Nope!A1')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toEqual({
+      code: 400,
+      message: 'Unable to parse range: Nope!A1',
+      status: 'INVALID_ARGUMENT',
+    });
+    const past = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1:A1001')}`);
+    expect(past.body.error.message).toBe(
+      'Range (Leads!A1:A1001) exceeds grid limits. Max rows: 1000, max columns: 26',
+    );
+  });
+});
+
+describe('writing values', () => {
+  it('updates with RAW and USER_ENTERED (dates, booleans, numbers, apostrophe, formulas); null skips a cell', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    const url = (q: string) =>
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2:G2')}?${q}&includeValuesInResponse=true&responseValueRenderOption=UNFORMATTED_VALUE`;
+    const raw = await call(sim, url('valueInputOption=RAW'), {
+      method: 'PUT',
+      body: { values: [['=1+1', null, null, 'TRUE', 10, '2026-01-01', false]] },
+    });
+    expect(raw.status).toBe(200);
+    expect(raw.body).toMatchObject({
+      updatedRange: 'Leads!A2:G2',
+      updatedRows: 1,
+      updatedColumns: 7,
+      updatedCells: 5,
+    });
+    const before = sim.values(ss(sim), 'Leads')[1] as unknown[];
+    expect(before[0]).toBe('=1+1');
+    expect(before[3]).toBe('TRUE');
+    expect(before[5]).toBe('2026-01-01');
+    const user = await call(sim, url('valueInputOption=USER_ENTERED'), {
+      method: 'PUT',
+      body: { values: [['=1+1', "'=not a formula", null, 'TRUE', '1,500', '2026-01-01', "'TRUE"]] },
+    });
+    expect(user.body.updatedData.values[0]).toEqual([
+      2,
+      '=not a formula',
+      before[2],
+      true,
+      1500,
+      46023,
+      'TRUE',
+    ]);
+    // The date cell keeps its m/d/yyyy format.
+    const shown = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!F2:F2')}`);
+    expect(shown.body.values).toEqual([['1/1/2026']]);
+  });
+
+  it('refuses values past the range or the grid, and cells over 50000 characters, changing nothing', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    const before = sim.values(ss(sim), 'Leads');
+    const over = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2:B2')}?valueInputOption=RAW`,
+      {
+        method: 'PUT',
+        body: { values: [['a', 'b', 'c']] },
+      },
+    );
+    expect(over.status).toBe(400);
+    expect(over.body.error.message).toBe(
+      'Requested writing within range [Leads!A2:B2], but tried writing to column [C]',
+    );
+    const batch = await call(sim, `/v4/spreadsheets/${ss(sim)}/values:batchUpdate`, {
+      method: 'POST',
+      body: {
+        valueInputOption: 'RAW',
+        data: [
+          { range: 'Leads!A2', values: [['changed']] },
+          { range: 'Leads!A3', values: [['x'.repeat(50_001)]] },
+        ],
+      },
+    });
+    expect(batch.status).toBe(400);
+    expect(batch.body.error.message).toMatch(/more than the maximum of 50000 characters/);
+    expect(sim.values(ss(sim), 'Leads')).toEqual(before);
+  });
+
+  it('appends after the table: INSERT_ROWS grows the grid, and returns tableRange and updates', async () => {
+    const sim = await start({ seed: { leads: 3 } });
+    const res = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1:G1')}:append?valueInputOption=USER_ENTERED&insertDataOption=INSERT_ROWS&includeValuesInResponse=true&responseValueRenderOption=UNFORMATTED_VALUE`,
+      { method: 'POST', body: { values: [["'New person", 'new@example.com']] } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.tableRange).toBe('Leads!A1:G4');
+    expect(res.body.updates).toMatchObject({ updatedRange: 'Leads!A5:B5', updatedRows: 1, updatedCells: 2 });
+    expect(res.body.updates.updatedData.values).toEqual([['New person', 'new@example.com']]);
+    const grid = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}?fields=${enc('sheets.properties.gridProperties.rowCount')}`,
+    );
+    expect(grid.body.sheets[0].properties.gridProperties.rowCount).toBe(1001);
+  });
+});
+
+describe('developer metadata', () => {
+  const key = 'lockstep.rowId';
+  async function tagRows(sim: GoogleSheetsSimulator, rows: number[]) {
+    return call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: rows.map((r) => ({
+          createDeveloperMetadata: {
+            developerMetadata: {
+              metadataKey: key,
+              metadataValue: `row-${r}`,
+              visibility: 'DOCUMENT',
+              location: { dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: r, endIndex: r + 1 } },
+            },
+          },
+        })),
+      },
+    });
+  }
+  const search = (sim: GoogleSheetsSimulator, dataFilters: unknown[]) =>
+    call(sim, `/v4/spreadsheets/${ss(sim)}/developerMetadata:search`, {
+      method: 'POST',
+      body: { dataFilters },
+    });
+  const rowsOf = (body: Json) =>
+    (body.matchedDeveloperMetadata ?? []).map((m: Json) => [
+      m.developerMetadata.metadataValue,
+      m.developerMetadata.location.dimensionRange.startIndex,
+    ]);
+
+  it('creates row metadata and finds it by key, value and intersecting location', async () => {
+    const sim = await start({ seed: { leads: 5 } });
+    const created = await tagRows(sim, [1, 2, 3]);
+    expect(created.status).toBe(200);
+    expect(created.body.replies[0].createDeveloperMetadata.developerMetadata).toMatchObject({
+      metadataKey: key,
+      metadataValue: 'row-1',
+      visibility: 'DOCUMENT',
+      location: {
+        locationType: 'ROW',
+        dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 2 },
+      },
+    });
+    const all = await search(sim, [
+      {
+        developerMetadataLookup: {
+          metadataKey: key,
+          locationType: 'ROW',
+          metadataLocation: { sheetId: 0 },
+          locationMatchingStrategy: 'INTERSECTING_LOCATION',
+        },
+      },
+    ]);
+    expect(rowsOf(all.body)).toEqual([
+      ['row-1', 1],
+      ['row-2', 2],
+      ['row-3', 3],
+    ]);
+    const chunk = await search(sim, [
+      {
+        developerMetadataLookup: {
+          metadataKey: key,
+          metadataLocation: { dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: 2, endIndex: 4 } },
+          locationMatchingStrategy: 'INTERSECTING_LOCATION',
+        },
+      },
+    ]);
+    expect(rowsOf(chunk.body)).toEqual([
+      ['row-2', 2],
+      ['row-3', 3],
+    ]);
+    const one = await search(sim, [{ developerMetadataLookup: { metadataValue: 'row-3' } }]);
+    expect(rowsOf(one.body)).toEqual([['row-3', 3]]);
+    expect((await search(sim, [{ developerMetadataLookup: { metadataValue: 'none' } }])).body).toEqual({});
+  });
+
+  it('moves row metadata with its row when rows are inserted, moved or sorted, and drops it with a deleted row', async () => {
+    const sim = await start({ seed: { leads: 5 } });
+    await tagRows(sim, [1, 2, 3]);
+    const id = ss(sim);
+    sim.insertRows(id, 'Leads', 2, [['Inserted', 'ins@example.com']]);
+    expect(sim.state.rowsWithMetadata(id, key).map((r) => [r.value, r.index])).toEqual([
+      ['row-1', 1],
+      ['row-2', 3],
+      ['row-3', 4],
+    ]);
+    sim.moveRows(id, 'Leads', 4, 1, 1);
+    expect(sim.state.rowsWithMetadata(id, key).map((r) => [r.value, r.index])).toEqual([
+      ['row-3', 1],
+      ['row-1', 2],
+      ['row-2', 4],
+    ]);
+    const name = (sim.values(id, 'Leads')[4] as unknown[])[0];
+    sim.deleteRows(id, 'Leads', 2);
+    expect(sim.state.rowsWithMetadata(id, key).map((r) => r.value)).toEqual(['row-3', 'row-2']);
+    expect((sim.values(id, 'Leads')[3] as unknown[])[0]).toBe(name);
+    sim.sortRows(id, 'Leads', 0, false);
+    const names = sim
+      .values(id, 'Leads')
+      .slice(1)
+      .map((r) => r[0]);
+    for (const r of sim.state.rowsWithMetadata(id, key)) expect(names[r.index - 1]).toBeDefined();
+    // And through the API: deleteDimension bottom-up in one request; insertDimension shifts.
+    const res = await call(sim, `/v4/spreadsheets/${id}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: [
+          {
+            insertDimension: {
+              range: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 3 },
+              inheritFromBefore: true,
+            },
+          },
+          { deleteDimension: { range: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 2 } } },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.replies).toEqual([{}, {}]);
+    expect(sim.state.rowsWithMetadata(id, key).every((r) => r.index >= 2)).toBe(true);
+  });
+
+  it('reads and writes values through a metadata data filter', async () => {
+    const sim = await start({ seed: { leads: 5 } });
+    await tagRows(sim, [3]);
+    sim.insertRows(ss(sim), 'Leads', 1, [['Pushed down']]);
+    const filter = { developerMetadataLookup: { metadataKey: key, metadataValue: 'row-3' } };
+    const write = await call(sim, `/v4/spreadsheets/${ss(sim)}/values:batchUpdateByDataFilter`, {
+      method: 'POST',
+      body: {
+        valueInputOption: 'RAW',
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        data: [
+          { dataFilter: filter, values: [['Renamed', null, null, 'Won']] },
+          {
+            dataFilter: { developerMetadataLookup: { metadataKey: key, metadataValue: 'gone' } },
+            values: [['x']],
+          },
+        ],
+      },
+    });
+    expect(write.status).toBe(200);
+    expect(write.body.responses).toHaveLength(1);
+    expect(write.body.responses[0]).toMatchObject({ updatedRange: 'Leads!A5:D5', dataFilter: filter });
+    expect(write.body.responses[0].updatedData.values[0].slice(0, 4)[3]).toBe('Won');
+    const read = await call(sim, `/v4/spreadsheets/${ss(sim)}/values:batchGetByDataFilter`, {
+      method: 'POST',
+      body: { dataFilters: [filter], valueRenderOption: 'UNFORMATTED_VALUE' },
+    });
+    expect(read.body.valueRanges[0].valueRange.range).toBe('Leads!A5:Z5');
+    expect(read.body.valueRanges[0].valueRange.values[0][0]).toBe('Renamed');
+  });
+
+  it('is atomic: one invalid request in a batchUpdate applies nothing', async () => {
+    const sim = await start({ seed: { leads: 5 } });
+    const res = await call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: [
+          { deleteDimension: { range: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 2 } } },
+          { createDeveloperMetadata: { developerMetadata: { metadataKey: key, location: { sheetId: 0 } } } },
+        ],
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(
+      'Invalid requests[1].createDeveloperMetadata: Developer metadata must specify a visibility.',
+    );
+    expect(sim.values(ss(sim), 'Leads')).toHaveLength(6);
+  });
+
+  it('updates and deletes metadata by data filter', async () => {
+    const sim = await start({ seed: { leads: 3 } });
+    await tagRows(sim, [1, 2]);
+    const res = await call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: [
+          {
+            updateDeveloperMetadata: {
+              dataFilters: [{ developerMetadataLookup: { metadataValue: 'row-1' } }],
+              developerMetadata: { metadataValue: 'renamed' },
+              fields: 'metadataValue',
+            },
+          },
+          {
+            deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataValue: 'row-2' } } },
+          },
+        ],
+      },
+    });
+    expect(res.body.replies[0].updateDeveloperMetadata.developerMetadata[0].metadataValue).toBe('renamed');
+    expect(res.body.replies[1].deleteDeveloperMetadata.deletedDeveloperMetadata).toHaveLength(1);
+    expect(sim.state.rowsWithMetadata(ss(sim), key).map((r) => r.value)).toEqual(['renamed']);
+  });
+});
+
+describe('quotas, payloads and faults', () => {
+  it('answers 429 RESOURCE_EXHAUSTED after 60 reads per user per minute; writes count apart; the window refills', async () => {
+    const clock = new ManualClock();
+    const sim = await start({ clock, quota: {} });
+    const read = () => call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1')}`);
+    for (let i = 0; i < 60; i++) expect((await read()).status).toBe(200);
+    const limited = await read();
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.status).toBe('RESOURCE_EXHAUSTED');
+    expect(limited.body.error.message).toMatch(/Read requests per minute per user/);
+    expect(limited.headers.get('retry-after')).toBeNull();
+    const write = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2')}?valueInputOption=RAW`,
+      {
+        method: 'PUT',
+        body: { values: [['ok']] },
+      },
+    );
+    expect(write.status).toBe(200);
+    clock.advance(60_001);
+    expect((await read()).status).toBe(200);
+  });
+
+  it('refuses payloads over the limit with Google’s message', async () => {
+    const sim = await start({ payloadLimitBytes: 1000 });
+    const res = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A2')}?valueInputOption=RAW`,
+      {
+        method: 'PUT',
+        body: { values: [['x'.repeat(2000)]] },
+      },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('Request payload size exceeds the limit: 1000 bytes.');
+  });
+
+  it('injects rate limits in Google’s format and logs requests', async () => {
+    const sim = await start();
+    sim.faults.next({ kind: 'rate_limit', count: 1 });
+    const res = await call(sim, `/v4/spreadsheets/${ss(sim)}`);
+    expect(res.status).toBe(429);
+    expect(res.body.error.status).toBe('RESOURCE_EXHAUSTED');
+    expect(sim.requestLog.count({ status: 429 })).toBe(1);
+  });
+});

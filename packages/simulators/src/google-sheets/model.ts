@@ -1,0 +1,260 @@
+/**
+ * The in-memory model of spreadsheets: sheets as arrays of row objects, developer metadata that
+ * points at row/column objects (so it moves with them on insert, delete and move, and disappears
+ * with them), and the structural edits shared by the API and the out-of-band handles.
+ */
+import { type GridRange, quoteSheetName } from './a1.ts';
+import { type Cell, evaluateFormula, inputCell, isEmpty } from './cells.ts';
+
+export type Row = { cells: (Cell | undefined)[] };
+/** A column object: identity only, so column metadata can follow the column. */
+export type Col = { n: number };
+
+export type SheetState = {
+  sheetId: number;
+  title: string;
+  rows: Row[];
+  cols: Col[];
+  frozenRowCount: number;
+};
+
+export type MetadataLocation =
+  | { kind: 'SPREADSHEET' }
+  | { kind: 'SHEET'; sheet: SheetState }
+  | { kind: 'ROW'; sheet: SheetState; row: Row }
+  | { kind: 'COLUMN'; sheet: SheetState; col: Col };
+
+export type MetadataState = {
+  metadataId: number;
+  key: string;
+  value?: string;
+  visibility: 'DOCUMENT' | 'PROJECT';
+  /** The project that created it; PROJECT metadata is visible to that project only. */
+  project: string;
+  loc: MetadataLocation;
+};
+
+export type SpreadsheetState = {
+  spreadsheetId: string;
+  title: string;
+  locale: string;
+  timeZone: string;
+  sheets: SheetState[];
+  metadata: MetadataState[];
+  /** drive.file: whether the app created or was granted this file. */
+  openedByApp: boolean;
+  ownerUserId: string;
+  createdTime: number;
+  modifiedTime: number;
+};
+
+export class ModelError extends Error {}
+
+/** A region: rows and columns of one sheet (or of every sheet), half open; undefined = unbounded. */
+export type Region = { sheetId: number | '*'; r0: number; r1: number; c0: number; c1: number };
+
+export function sheetBounds(sheet: SheetState): { rowCount: number; columnCount: number } {
+  return { rowCount: sheet.rows.length, columnCount: sheet.cols.length };
+}
+
+export function newRow(): Row {
+  return { cells: [] };
+}
+
+let colCounter = 0;
+export function newCol(): Col {
+  colCounter += 1;
+  return { n: colCounter };
+}
+
+export function regionOf(loc: MetadataLocation): Region {
+  const all = { r0: 0, r1: Number.POSITIVE_INFINITY, c0: 0, c1: Number.POSITIVE_INFINITY };
+  switch (loc.kind) {
+    case 'SPREADSHEET':
+      return { sheetId: '*', ...all };
+    case 'SHEET':
+      return { sheetId: loc.sheet.sheetId, ...all };
+    case 'ROW': {
+      const r = loc.sheet.rows.indexOf(loc.row);
+      return { sheetId: loc.sheet.sheetId, ...all, r0: r, r1: r + 1 };
+    }
+    case 'COLUMN': {
+      const c = loc.sheet.cols.indexOf(loc.col);
+      return { sheetId: loc.sheet.sheetId, ...all, c0: c, c1: c + 1 };
+    }
+  }
+}
+
+export function gridRegion(g: GridRange): Region {
+  return {
+    sheetId: g.sheetId,
+    r0: g.startRowIndex ?? 0,
+    r1: g.endRowIndex ?? Number.POSITIVE_INFINITY,
+    c0: g.startColumnIndex ?? 0,
+    c1: g.endColumnIndex ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+export function intersects(a: Region, b: Region): boolean {
+  if (a.sheetId !== '*' && b.sheetId !== '*' && a.sheetId !== b.sheetId) return false;
+  return a.r0 < b.r1 && b.r0 < a.r1 && a.c0 < b.c1 && b.c0 < a.c1;
+}
+
+export function metadataJson(m: MetadataState) {
+  let location: Record<string, unknown>;
+  switch (m.loc.kind) {
+    case 'SPREADSHEET':
+      location = { locationType: 'SPREADSHEET', spreadsheet: true };
+      break;
+    case 'SHEET':
+      location = { locationType: 'SHEET', sheetId: m.loc.sheet.sheetId };
+      break;
+    case 'ROW': {
+      const i = m.loc.sheet.rows.indexOf(m.loc.row);
+      location = {
+        locationType: 'ROW',
+        dimensionRange: { sheetId: m.loc.sheet.sheetId, dimension: 'ROWS', startIndex: i, endIndex: i + 1 },
+      };
+      break;
+    }
+    case 'COLUMN': {
+      const i = m.loc.sheet.cols.indexOf(m.loc.col);
+      location = {
+        locationType: 'COLUMN',
+        dimensionRange: {
+          sheetId: m.loc.sheet.sheetId,
+          dimension: 'COLUMNS',
+          startIndex: i,
+          endIndex: i + 1,
+        },
+      };
+      break;
+    }
+  }
+  return {
+    metadataId: m.metadataId,
+    metadataKey: m.key,
+    ...(m.value !== undefined ? { metadataValue: m.value } : {}),
+    location,
+    visibility: m.visibility,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structural edits
+
+export function insertRows(
+  sheet: SheetState,
+  index: number,
+  count: number,
+  inheritFromBefore: boolean,
+): Row[] {
+  if (index < 0 || index > sheet.rows.length) throw new ModelError(`Row index ${index} is out of range.`);
+  const source = inheritFromBefore ? sheet.rows[index - 1] : sheet.rows[index];
+  const fresh = Array.from({ length: count }, () => {
+    const row = newRow();
+    // New rows take the formats (not the values) of their neighbour, as the UI does.
+    if (source) row.cells = source.cells.map((c) => (c?.fmt ? { v: null, fmt: { ...c.fmt } } : undefined));
+    return row;
+  });
+  sheet.rows.splice(index, 0, ...fresh);
+  return fresh;
+}
+
+export function insertCols(sheet: SheetState, index: number, count: number): void {
+  if (index < 0 || index > sheet.cols.length) throw new ModelError(`Column index ${index} is out of range.`);
+  sheet.cols.splice(index, 0, ...Array.from({ length: count }, newCol));
+  for (const row of sheet.rows) {
+    if (row.cells.length > index) row.cells.splice(index, 0, ...new Array<Cell | undefined>(count));
+  }
+}
+
+/** Deletes rows; their metadata goes with them. */
+export function deleteRows(ss: SpreadsheetState, sheet: SheetState, start: number, end: number): void {
+  if (start < 0 || end > sheet.rows.length || start >= end)
+    throw new ModelError(`Row range [${start}, ${end}) is out of range.`);
+  const removed = new Set(sheet.rows.splice(start, end - start));
+  ss.metadata = ss.metadata.filter((m) => !(m.loc.kind === 'ROW' && removed.has(m.loc.row)));
+}
+
+export function deleteCols(ss: SpreadsheetState, sheet: SheetState, start: number, end: number): void {
+  if (start < 0 || end > sheet.cols.length || start >= end)
+    throw new ModelError(`Column range [${start}, ${end}) is out of range.`);
+  const removed = new Set(sheet.cols.splice(start, end - start));
+  for (const row of sheet.rows) row.cells.splice(start, end - start);
+  ss.metadata = ss.metadata.filter((m) => !(m.loc.kind === 'COLUMN' && removed.has(m.loc.col)));
+}
+
+/** moveDimension: `destination` is an index before the source is taken out (as the API defines it). */
+export function moveItems<T>(items: T[], start: number, end: number, destination: number): void {
+  if (start < 0 || end > items.length || start >= end) throw new ModelError('Source range is out of range.');
+  if (destination < 0 || destination > items.length) throw new ModelError('Destination is out of range.');
+  if (destination >= start && destination <= end) return;
+  const moved = items.splice(start, end - start);
+  const at = destination > start ? destination - moved.length : destination;
+  items.splice(at, 0, ...moved);
+}
+
+export function moveCols(sheet: SheetState, start: number, end: number, destination: number): void {
+  moveItems(sheet.cols, start, end, destination);
+  for (const row of sheet.rows) {
+    while (row.cells.length < sheet.cols.length) row.cells.push(undefined);
+    moveItems(row.cells, start, end, destination);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+export function cellAt(sheet: SheetState, r: number, c: number): Cell | undefined {
+  return sheet.rows[r]?.cells[c];
+}
+
+export function setCell(sheet: SheetState, r: number, c: number, cell: Cell | undefined): void {
+  const row = sheet.rows[r];
+  if (!row) throw new ModelError(`Row ${r} is outside the grid.`);
+  while (row.cells.length <= c) row.cells.push(undefined);
+  row.cells[c] = cell && (isEmpty(cell) && !cell.fmt ? undefined : cell);
+}
+
+/** Writes user input (USER_ENTERED) into one cell; for the out-of-band handles. */
+export function typeInto(sheet: SheetState, r: number, c: number, value: unknown): void {
+  const cell = inputCell(value, 'USER_ENTERED', cellAt(sheet, r, c));
+  if ('error' in cell) throw new ModelError(cell.error);
+  setCell(sheet, r, c, cell);
+}
+
+/** Recomputes formula cells (two passes resolve simple chains). */
+export function recalc(ss: SpreadsheetState): void {
+  for (let pass = 0; pass < 2; pass++) {
+    for (const sheet of ss.sheets) {
+      for (const row of sheet.rows) {
+        for (const cell of row.cells) {
+          if (!cell?.f) continue;
+          const result = evaluateFormula(cell.f, (r, c) => cellAt(sheet, r, c));
+          cell.v = result.v;
+          if (result.err) cell.err = result.err;
+          else delete cell.err;
+        }
+      }
+    }
+  }
+}
+
+/** The last row (exclusive) holding any content in columns [c0, c1), looking at rows from `from` down to 0. */
+export function dataExtent(
+  sheet: SheetState,
+  c0 = 0,
+  c1 = Number.POSITIVE_INFINITY,
+  from = sheet.rows.length - 1,
+): number {
+  for (let r = from; r >= 0; r--) {
+    const row = sheet.rows[r] as Row;
+    for (let c = c0; c < Math.min(c1, row.cells.length); c++) if (!isEmpty(row.cells[c])) return r + 1;
+  }
+  return 0;
+}
+
+export function sheetLabel(sheet: SheetState): string {
+  return quoteSheetName(sheet.title);
+}
