@@ -8,6 +8,7 @@ import { ensureDemoDatabases } from './demo/demo-databases';
 import type { AppContext } from './http/context';
 import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
+import { type SandboxApps, startSandboxApps } from './sandbox/sandbox-apps';
 import { loadSecrets } from './secrets';
 import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
@@ -32,6 +33,7 @@ export async function boot(
   options: { runWorkers?: boolean } = {},
 ): Promise<Booted> {
   let embedded: EmbeddedDatabase | null = null;
+  let sandbox: SandboxApps | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     if (config.role !== 'all') {
@@ -59,7 +61,21 @@ export async function boot(
     for (const email of config.staffEmails) await grantStaff(db, email);
     // Every role sends jobs; only worker processes (worker, all) run them.
     const boss = await startQueue(databaseUrl, { log: (line) => log(line) });
-    const runtimeConnectors = createRuntimeConnectors();
+    // Sandbox apps run inside the one process of the embedded default (or when asked for).
+    if ((config.sandbox ?? embedded !== null) && config.role === 'all')
+      sandbox = await startSandboxApps({ log });
+    else if (config.sandbox) log('LOCKSTEP_SANDBOX needs --role=all: its simulators live in one process.');
+    const allowPrivateHosts = config.environment === 'local' || config.environment === 'test';
+    const sandboxUrls = () => sandbox?.urls() ?? [];
+    const airtable = {
+      apiUrl: config.airtable.apiUrl,
+      oauthUrl: config.airtable.oauthUrl,
+      clientId: config.airtable.clientId,
+      clientSecret: config.airtable.clientSecret,
+      sandboxUrls,
+      allowCustomBaseUrl: allowPrivateHosts,
+    };
+    const runtimeConnectors = createRuntimeConnectors({}, { airtable: { ...airtable, pool } });
     const secretBox = createSecretBox(secrets.secretKey);
     const ctx: AppContext = {
       boss,
@@ -73,9 +89,11 @@ export async function boot(
       runtimeConnectors,
       embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
       connectors: createConnectorRegistry({
-        allowPrivateHosts: config.environment === 'local' || config.environment === 'test',
+        allowPrivateHosts,
         supabase: config.supabase,
+        airtable,
       }),
+      sandbox,
     };
     await registerJobs(boss, {
       db,
@@ -101,11 +119,13 @@ export async function boot(
         await changeListener.stop();
         await boss.stop({ graceful: true, timeout: 10_000 });
         await runtimeConnectors.close();
+        await sandbox?.close();
         await db.destroy();
         await embedded?.stop();
       },
     };
   } catch (error) {
+    await sandbox?.close();
     await embedded?.stop();
     throw error;
   }

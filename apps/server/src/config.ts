@@ -24,6 +24,11 @@ const EnvSchema = z.object({
   LOCKSTEP_SUPABASE_API_URL: z.string().url().default('https://api.supabase.com'),
   LOCKSTEP_SUPABASE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_SUPABASE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_AIRTABLE_API_URL: z.string().url().default('https://api.airtable.com'),
+  LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
+  LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
 });
 
 export type Config = {
@@ -46,6 +51,15 @@ export type Config = {
   logLevel: string;
   /** Supabase's Management API and this server's OAuth app there (a simulator in tests). */
   supabase: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+  /** Airtable's API and OAuth hosts and this server's OAuth integration (the simulator in tests). */
+  airtable: {
+    apiUrl: string;
+    oauthUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+  };
+  /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
+  sandbox: boolean | undefined;
 };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -100,5 +114,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientId: e.LOCKSTEP_SUPABASE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_SUPABASE_CLIENT_SECRET || undefined,
     },
+    airtable: {
+      apiUrl: e.LOCKSTEP_AIRTABLE_API_URL.replace(/\/$/, ''),
+      oauthUrl: e.LOCKSTEP_AIRTABLE_OAUTH_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_AIRTABLE_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_AIRTABLE_CLIENT_SECRET || undefined,
+    },
+    sandbox: e.LOCKSTEP_SANDBOX === '1' ? true : e.LOCKSTEP_SANDBOX === '0' ? false : undefined,
   };
 }

@@ -1,20 +1,25 @@
 /**
- * Airtable as a sync side (a TableConnector), on the Web API:
- * - read: full scans page by page (<= 100, opaque offset); afterwards incremental reads with
- *   `filterByFormula=IS_AFTER(LAST_MODIFIED_TIME(), since)`, where `since` is the server's Date header
- *   at the start of the previous read minus one second (Airtable's timestamps are whole seconds).
- *   Airtable has no delete feed: deletes are detected by absence after a complete scan.
+ * Airtable as a sync side (a TableConnector), on the Web API through the SDK's HttpClient and
+ * RateLimiter (airtable-api.ts):
+ * - read: a full scan fills each page from Airtable's pages of <= 100 (opaque offset); afterwards
+ *   incremental reads with `filterByFormula=IS_AFTER(LAST_MODIFIED_TIME(), since)`, where `since` is
+ *   the server's Date header at the start of the previous read minus one second (Airtable's
+ *   timestamps are whole seconds). An expired offset restarts that read from its beginning.
+ * - deletes: Airtable has no delete feed. The cursor keeps the set of record ids the connector knows
+ *   (packed); at the end of an incremental read an id sweep (`fields[]` = the primary field only)
+ *   lists the table's ids, and the known ids that are gone are reported as `deletedIds` (delete
+ *   events). Small tables are swept on every read, large ones at most every `deleteSweepIntervalMs`.
+ *   `scanComplete` is set only when a page holds the whole table (absence in it is then evidence).
  * - write: batches of 10 (create POST, update PATCH, delete DELETE ?records[]=); Airtable rejects a
  *   whole batch for one bad item, so a rejected batch is retried item by item for per-item results.
  *   Creates are idempotent through `syncIdField` (upsert with performUpsert.fieldsToMergeOn) when
  *   configured, otherwise through an in-process map of idempotency keys.
- * - 429 has no Retry-After: wait 30 s (configurable) and retry; 5xx and network errors back off.
- *
- * TODO: move the HTTP calls to the SDK's HttpClient and RateLimiter (sdk/http-client.ts,
- * sdk/rate-limiter.ts) once they settle; this file uses plain fetch on purpose for now.
+ * - 429 has no Retry-After: the client waits 30 s (configurable) and retries; 5xx and network
+ *   errors back off; the rate limiter paces every request under 5 per second per base.
  */
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
   type FieldType as CanonicalFieldType,
   type CanonicalValue,
@@ -22,32 +27,41 @@ import {
   type RecordData,
 } from '@lockstep/engine';
 import {
+  type Capabilities,
   ConnectorError,
-  type ConnectorErrorCode,
   type ReadPage,
   type TableConnector,
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
+import {
+  AIRTABLE_RATE_LIMIT,
+  type AirtableClient,
+  type AirtableClientOptions,
+  airtableUserMessage,
+  createAirtableClient,
+} from './airtable-api';
 
 export type AirtableField = { id: string; name: string; type: string; options?: Record<string, unknown> };
-export type AirtableTable = { id: string; name: string; primaryFieldId: string; fields: AirtableField[] };
+export type AirtableTable = {
+  id: string;
+  name: string;
+  primaryFieldId: string;
+  fields: AirtableField[];
+  description?: string;
+};
 
-export type AirtableConnectorOptions = {
-  token: string;
+export type AirtableConnectorOptions = Omit<AirtableClientOptions, 'token'> & {
+  /** A personal access token, or a function giving the current OAuth access token. */
+  token: AirtableClientOptions['token'];
   baseId: string;
-  /** Defaults to https://api.airtable.com; point it at the simulator in tests. */
+  /** Defaults to https://api.airtable.com; point it at the simulator in tests and the sandbox. */
   baseUrl?: string;
   /** A text field (name or id) per table that stores Lockstep's idempotency key, for upserts. */
   syncIdField?: Record<string, string>;
-  /** How long to wait after a 429 (Airtable: 30 s). */
-  rateLimitWaitMs?: number;
-  /** Attempts per request, the first included. */
-  maxAttempts?: number;
-  /** Client-side pacing per base (Airtable allows 5 requests per second); 0 turns it off. */
-  requestsPerSecond?: number;
-  fetch?: typeof fetch;
-  sleep?: (ms: number) => Promise<void>;
+  /** How often at most a table with more than 2,000 records is swept for deletes (default 15 min). */
+  deleteSweepIntervalMs?: number;
+  now?: () => number;
   /** Webhooks this connection created: id -> the secret Airtable returned once, and its table scope. */
   webhooks?: Record<string, { macSecretBase64: string; tableId?: string }>;
 };
@@ -89,7 +103,10 @@ export function canonicalType(field: AirtableField): CanonicalFieldType | undefi
     case 'percent':
     case 'autoNumber':
     case 'count':
+    case 'rating':
       return 'number';
+    case 'duration':
+      return 'duration';
     case 'currency':
       return 'currency';
     case 'checkbox':
@@ -111,6 +128,13 @@ export function canonicalType(field: AirtableField): CanonicalFieldType | undefi
     case 'formula':
     case 'rollup':
     case 'lookup':
+    case 'multipleLookupValues':
+    case 'singleCollaborator':
+    case 'multipleCollaborators':
+    case 'createdBy':
+    case 'lastModifiedBy':
+    case 'barcode':
+    case 'aiText':
       return 'json';
     default:
       return undefined;
@@ -128,6 +152,13 @@ const READ_ONLY = new Set([
   'createdBy',
   'lastModifiedBy',
   'button',
+  'multipleLookupValues',
+  // Written as objects Lockstep does not model: read, not written.
+  'singleCollaborator',
+  'multipleCollaborators',
+  'barcode',
+  'aiText',
+  'externalSyncSource',
 ]);
 
 export function isReadOnly(field: AirtableField): boolean {
@@ -136,7 +167,7 @@ export function isReadOnly(field: AirtableField): boolean {
 
 const SYMBOL_TO_CODE: Record<string, string> = { $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY', CHF: 'CHF' };
 
-function currencyOf(field: AirtableField): { code: string; digits: number } {
+export function currencyOf(field: AirtableField): { code: string; digits: number } {
   const symbol = String(field.options?.symbol ?? '$');
   return { code: SYMBOL_TO_CODE[symbol] ?? 'USD', digits: Number(field.options?.precision ?? 2) };
 }
@@ -188,21 +219,31 @@ export function fromCanonical(field: AirtableField, value: CanonicalValue): unkn
 }
 
 type ReadCursor =
-  | { mode: 'scan'; offset?: string; since: string }
-  | { mode: 'changes'; offset?: string; since: string; next: string };
+  | { v: 2; mode: 'scan'; offset?: string; since: string; seen: string; known?: string }
+  | { v: 2; mode: 'changes'; offset?: string; since: string; next: string; known: string; sweptAt: number };
 
 const encode = (c: ReadCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
-function decode(s: string): ReadCursor {
+/** An unreadable (or older) cursor means a full rescan, which the connector runs itself. */
+function decode(s: string | null): ReadCursor | null {
+  if (!s) return null;
   try {
     const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as ReadCursor;
-    if ((c.mode === 'scan' || c.mode === 'changes') && typeof c.since === 'string') return c;
+    if (c.v === 2 && (c.mode === 'scan' || c.mode === 'changes') && typeof c.since === 'string') return c;
   } catch {
     // fall through
   }
-  throw new ConnectorError(
-    'cursor_invalid',
-    'Unreadable Airtable cursor',
-    'The sync position was lost; a full rescan will run.',
+  return null;
+}
+
+/** A set of record ids, packed small enough for a cursor (sorted, deflated, base64url). */
+export function packIds(ids: Iterable<string>): string {
+  const list = [...new Set(ids)].sort();
+  return list.length === 0 ? '' : deflateRawSync(Buffer.from(list.join(','))).toString('base64url');
+}
+export function unpackIds(packed: string | undefined): Set<string> {
+  if (!packed) return new Set();
+  return new Set(
+    inflateRawSync(Buffer.from(packed, 'base64url')).toString('utf8').split(',').filter(Boolean),
   );
 }
 
@@ -219,145 +260,60 @@ export type AirtableConnector = TableConnector & {
   fieldsOf(
     tableId: string,
   ): Promise<{ remoteId: string; name: string; fieldType: CanonicalFieldType; readOnly: boolean }[]>;
+  client: AirtableClient;
 };
 
-function errorCodeFor(status: number): ConnectorErrorCode {
-  if (status === 401) return 'auth_invalid';
-  if (status === 403) return 'permission_denied';
-  if (status === 404) return 'not_found';
-  if (status === 422 || status === 400) return 'validation';
-  if (status === 429) return 'rate_limited';
-  return 'transient';
-}
+export const AIRTABLE_CAPABILITIES: Capabilities = {
+  batchSize: AIRTABLE_BATCH_SIZE,
+  incrementalRead: true,
+  // Deletes are reported as events, found by the id sweep against the ids the cursor knows.
+  deleteDetection: 'events',
+  webhooks: true,
+  rateLimit: AIRTABLE_RATE_LIMIT,
+};
 
-function messageOf(body: unknown, status: number): string {
-  const b = body as { error?: unknown; errors?: { message?: string }[] } | undefined;
-  if (b && typeof b.error === 'object' && b.error !== null) {
-    const e = b.error as { type?: string; message?: string };
-    return `${e.type ?? 'ERROR'}: ${e.message ?? ''}`.trim();
-  }
-  if (b && typeof b.error === 'string') return b.error;
-  if (b?.errors?.[0]?.message) return b.errors[0].message;
-  return `HTTP ${status}`;
-}
-
-function userMessage(code: ConnectorErrorCode, detail: string): string {
-  switch (code) {
-    case 'auth_invalid':
-      return 'Airtable refused the access token. Reconnect Airtable.';
-    case 'permission_denied':
-      return 'The Airtable token cannot access this base or table, or lacks a scope. Check its access in Airtable.';
-    case 'rate_limited':
-      return 'Airtable is rate limiting this base; the sync will continue shortly.';
-    case 'validation':
-      return `Airtable refused the value: ${detail}`;
-    case 'not_found':
-      return 'The Airtable record or table no longer exists.';
-    default:
-      return 'Airtable is not answering right now; the sync will retry.';
-  }
-}
+/** Sweep small tables on every read; a sweep of a large one costs a request per 100 records. */
+const SMALL_TABLE = 2_000;
 
 export function createAirtableConnector(options: AirtableConnectorOptions): AirtableConnector {
-  const baseUrl = (options.baseUrl ?? 'https://api.airtable.com').replace(/\/$/, '');
-  const doFetch = options.fetch ?? fetch;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const maxAttempts = options.maxAttempts ?? 4;
-  const rateLimitWaitMs = options.rateLimitWaitMs ?? 30_000;
+  const client = createAirtableClient(options);
+  const now = options.now ?? Date.now;
+  const sweepEvery = options.deleteSweepIntervalMs ?? 15 * 60_000;
   const idempotent = new Map<string, string>();
   let tables: AirtableTable[] | undefined;
-  const perSecond = options.requestsPerSecond ?? 5;
-  const sent: number[] = [];
-
-  /**
-   * Waits until one more request fits in the rolling window. The window is a little longer than a
-   * second: requests sent a second apart can arrive closer together.
-   */
-  const windowMs = 1_150;
-  async function pace(): Promise<void> {
-    if (perSecond <= 0) return;
-    for (;;) {
-      const now = Date.now();
-      while (sent.length && sent[0]! <= now - windowMs) sent.shift();
-      if (sent.length < perSecond) {
-        sent.push(now);
-        return;
-      }
-      await sleep(sent[0]! + windowMs - now + 1);
-    }
-  }
+  const basePath = `/v0/${encodeURIComponent(options.baseId)}`;
 
   async function request(
     method: string,
     path: string,
     body?: unknown,
+    extra: { idempotent?: boolean } = {},
   ): Promise<{ body: unknown; date: string | null }> {
-    let lastError: ConnectorError | undefined;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      let res: Response;
-      await pace();
-      try {
-        res = await doFetch(`${baseUrl}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${options.token}`,
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          signal: AbortSignal.timeout(30_000),
-        });
-      } catch (err) {
-        lastError = new ConnectorError(
-          'transient',
-          `Airtable request failed: ${err instanceof Error ? err.message : String(err)}`,
-          userMessage('transient', ''),
-        );
-        if (attempt < maxAttempts) await sleep(Math.min(250 * 2 ** attempt, 5_000));
-        continue;
-      }
-      const text = await res.text();
-      let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      if (res.ok) return { body: parsed, date: res.headers.get('date') };
-      const code = errorCodeFor(res.status);
-      const detail = messageOf(parsed, res.status);
-      lastError = new ConnectorError(
-        code,
-        `Airtable ${method} ${path}: ${res.status} ${detail}`,
-        userMessage(code, detail),
-        code === 'rate_limited' ? rateLimitWaitMs : null,
-      );
-      if (code === 'rate_limited' && attempt < maxAttempts) {
-        await sleep(rateLimitWaitMs);
-        continue;
-      }
-      if (code === 'transient' && attempt < maxAttempts) {
-        await sleep(Math.min(250 * 2 ** attempt, 5_000));
-        continue;
-      }
-      throw lastError;
-    }
-    throw (
-      lastError ?? new ConnectorError('transient', 'Airtable request failed', userMessage('transient', ''))
-    );
+    const res = await client.request({
+      method,
+      path,
+      ...(body !== undefined ? { body } : {}),
+      ...(extra.idempotent !== undefined ? { idempotent: extra.idempotent } : {}),
+    });
+    return { body: res.body, date: res.headers.get('date') };
   }
 
   async function describe(refresh = false): Promise<AirtableTable[]> {
     if (tables && !refresh) return tables;
-    const { body } = await request('GET', `/v0/meta/bases/${options.baseId}/tables`);
+    const { body } = await request('GET', `/v0/meta/bases/${encodeURIComponent(options.baseId)}/tables`);
     tables = (body as { tables: AirtableTable[] }).tables;
     return tables;
   }
 
-  async function tableOf(tableId: string): Promise<AirtableTable> {
+  /** A table by id or name; `appX/tblY` (the runtime's remote id) is accepted for this base. */
+  async function tableOf(tableRef: string): Promise<AirtableTable> {
+    const slash = tableRef.indexOf('/');
+    const tableId =
+      slash > 0 && tableRef.slice(0, slash) === options.baseId ? tableRef.slice(slash + 1) : tableRef;
     let t = (await describe()).find((x) => x.id === tableId || x.name === tableId);
     if (!t) t = (await describe(true)).find((x) => x.id === tableId || x.name === tableId);
     if (!t)
-      throw new ConnectorError('not_found', `No Airtable table ${tableId}`, userMessage('not_found', ''));
+      throw new ConnectorError('not_found', `No Airtable table ${tableId}`, airtableUserMessage('not_found'));
     return t;
   }
 
@@ -386,53 +342,162 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
   /** Server time (from the Date header) minus one second: the next read's lower bound. */
   function sinceFrom(date: string | null): string {
     const t = date ? Date.parse(date) : Number.NaN;
-    return new Date((Number.isNaN(t) ? Date.now() : t) - 1000).toISOString();
+    return new Date((Number.isNaN(t) ? now() : t) - 1000).toISOString();
+  }
+
+  const recordsPath = (table: AirtableTable) => `${basePath}/${encodeURIComponent(table.id)}`;
+
+  /** One Airtable page (<= 100); null when the offset expired. */
+  async function listPage(
+    table: AirtableTable,
+    query: Record<string, string | undefined>,
+  ): Promise<{ records: ApiRecord[]; offset?: string; date: string | null } | null> {
+    const q = new URLSearchParams({ returnFieldsByFieldId: 'true' });
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, v);
+    try {
+      const res = await request('GET', `${recordsPath(table)}?${q}`);
+      const body = res.body as { records: ApiRecord[]; offset?: string };
+      return { records: body.records, ...(body.offset ? { offset: body.offset } : {}), date: res.date };
+    } catch (err) {
+      if (err instanceof ConnectorError && err.code === 'cursor_invalid' && query.offset) return null;
+      throw err;
+    }
+  }
+
+  /** Every record id of the table, with as little data as Airtable allows (the primary field only). */
+  async function sweepIds(table: AirtableTable): Promise<Set<string>> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const ids = new Set<string>();
+      let offset: string | undefined;
+      let expired = false;
+      for (;;) {
+        const page = await listPage(table, { pageSize: '100', 'fields[]': table.primaryFieldId, offset });
+        if (!page) {
+          expired = true;
+          break;
+        }
+        for (const r of page.records) ids.add(r.id);
+        offset = page.offset;
+        if (!offset) break;
+      }
+      if (!expired) return ids;
+    }
+    throw new ConnectorError(
+      'transient',
+      'Airtable id sweep kept expiring',
+      airtableUserMessage('transient'),
+    );
   }
 
   async function read(tableId: string, cursor: string | null, opts: { pageSize: number }): Promise<ReadPage> {
     const table = await tableOf(tableId);
-    const c = cursor ? decode(cursor) : undefined;
-    const q = new URLSearchParams({
-      pageSize: String(Math.max(1, Math.min(AIRTABLE_MAX_PAGE_SIZE, opts.pageSize))),
-      returnFieldsByFieldId: 'true',
-    });
-    if (c?.offset) q.set('offset', c.offset);
-    if (c?.mode === 'changes') q.set('filterByFormula', `IS_AFTER(LAST_MODIFIED_TIME(), '${c.since}')`);
-    let res: { body: unknown; date: string | null };
-    try {
-      res = await request('GET', `/v0/${options.baseId}/${table.id}?${q}`);
-    } catch (err) {
-      if (err instanceof ConnectorError && err.code === 'validation' && c?.offset) {
-        throw new ConnectorError(
-          'cursor_invalid',
-          err.message,
-          'The sync position expired; a full rescan will run.',
-        );
+    const want = Math.max(1, opts.pageSize);
+    let c = decode(cursor);
+    for (let restart = 0; ; restart++) {
+      const changes = c?.mode === 'changes' ? c : null;
+      const records: ApiRecord[] = [];
+      let offset = c?.offset;
+      let firstDate: string | null | undefined;
+      let expired = false;
+      do {
+        const page = await listPage(table, {
+          pageSize: String(Math.min(AIRTABLE_MAX_PAGE_SIZE, want - records.length)),
+          offset,
+          filterByFormula: changes ? `IS_AFTER(LAST_MODIFIED_TIME(), '${changes.since}')` : undefined,
+        });
+        if (!page) {
+          expired = true;
+          break;
+        }
+        if (firstDate === undefined) firstDate = page.date;
+        records.push(...page.records);
+        offset = page.offset;
+      } while (offset && records.length < want);
+      if (expired) {
+        // The offset expired between two reads: this read starts again from its beginning (a scan
+        // keeps what it knew, so its end can still report deletes; re-read changes are harmless).
+        if (restart >= 2)
+          throw new ConnectorError(
+            'transient',
+            'Airtable offsets keep expiring',
+            airtableUserMessage('transient'),
+          );
+        c = !c
+          ? null
+          : c.mode === 'scan'
+            ? { v: 2, mode: 'scan', since: c.since, seen: '', ...(c.known ? { known: c.known } : {}) }
+            : { ...c, offset: undefined, next: c.next };
+        if (c?.mode === 'scan' && !c.known) c = null;
+        continue;
       }
-      throw err;
+      const hasMore = offset !== undefined;
+      const readIds = records.map((r) => r.id);
+      // The first page of a read fixes where the next read starts.
+      const startedSince = c?.offset
+        ? c.mode === 'changes'
+          ? c.next
+          : c.since
+        : sinceFrom(firstDate ?? null);
+      let next: ReadCursor;
+      let deletedIds: string[] = [];
+      if (!changes) {
+        const seen = unpackIds(c?.mode === 'scan' ? c.seen : undefined);
+        for (const id of readIds) seen.add(id);
+        const known = c?.mode === 'scan' ? c.known : undefined;
+        if (hasMore) {
+          next = {
+            v: 2,
+            mode: 'scan',
+            offset,
+            since: startedSince,
+            seen: packIds(seen),
+            ...(known ? { known } : {}),
+          };
+        } else {
+          // A rescan that knew the table before reports what it no longer found.
+          if (known) deletedIds = [...unpackIds(known)].filter((id) => !seen.has(id));
+          next = {
+            v: 2,
+            mode: 'changes',
+            since: startedSince,
+            next: startedSince,
+            known: packIds(seen),
+            sweptAt: now(),
+          };
+        }
+      } else {
+        let known = unpackIds(changes.known);
+        for (const id of readIds) known.add(id);
+        if (hasMore) {
+          next = { ...changes, offset, known: packIds(known), next: startedSince };
+        } else {
+          let sweptAt = changes.sweptAt;
+          if (known.size <= SMALL_TABLE || now() - sweptAt >= sweepEvery) {
+            // Ids made after the sweep come with the next read's changes.
+            const present = await sweepIds(table);
+            deletedIds = [...known].filter((id) => !present.has(id));
+            known = present;
+            sweptAt = now();
+          }
+          next = {
+            v: 2,
+            mode: 'changes',
+            since: startedSince,
+            next: startedSince,
+            known: packIds(known),
+            sweptAt,
+          };
+        }
+      }
+      return {
+        records: records.map((r) => toRecord(table, r)),
+        deletedIds,
+        nextCursor: encode(next),
+        hasMore,
+        // Absence is evidence only when this one page holds the whole table.
+        scanComplete: !c && !hasMore,
+      };
     }
-    const body = res.body as { records: ApiRecord[]; offset?: string };
-    const records = body.records.map((r) => toRecord(table, r));
-    const hasMore = body.offset !== undefined;
-    // The first page of a read fixes where the next read starts.
-    const startedSince = c?.offset ? (c.mode === 'changes' ? c.next : c.since) : sinceFrom(res.date);
-    let next: ReadCursor;
-    if (!c || c.mode === 'scan') {
-      next = hasMore
-        ? { mode: 'scan', offset: body.offset!, since: startedSince }
-        : { mode: 'changes', since: startedSince, next: startedSince };
-    } else {
-      next = hasMore
-        ? { mode: 'changes', offset: body.offset!, since: c.since, next: startedSince }
-        : { mode: 'changes', since: startedSince, next: startedSince };
-    }
-    return {
-      records,
-      deletedIds: [],
-      nextCursor: encode(next),
-      hasMore,
-      scanComplete: (!c || c.mode === 'scan') && !hasMore,
-    };
   }
 
   function itemLevel(err: unknown): boolean {
@@ -443,7 +508,7 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
     const e =
       err instanceof ConnectorError
         ? err
-        : new ConnectorError('transient', String(err), userMessage('transient', ''));
+        : new ConnectorError('transient', String(err), airtableUserMessage('transient'));
     return { ok: false, error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage } };
   }
 
@@ -511,11 +576,10 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
           const body = syncFieldId
             ? { records, performUpsert: { fieldsToMergeOn: [syncFieldId] }, returnFieldsByFieldId: true }
             : { records, returnFieldsByFieldId: true };
-          const res = await request(
-            syncFieldId ? 'PATCH' : 'POST',
-            `/v0/${options.baseId}/${table.id}`,
-            body,
-          );
+          // An upsert on the sync id field may be sent twice; a plain create may not (it would duplicate).
+          const res = await request(syncFieldId ? 'PATCH' : 'POST', recordsPath(table), body, {
+            idempotent: syncFieldId !== undefined,
+          });
           return (res.body as { records: ApiRecord[] }).records.map((rec, k) => {
             idempotent.set(chunk[k]!.r.idempotencyKey, rec.id);
             return { ok: true as const, remoteId: rec.id, postImage: toRecord(table, rec) };
@@ -531,7 +595,7 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
             try {
               const res = await request(
                 'GET',
-                `/v0/${options.baseId}/${table.id}/${remoteId}?returnFieldsByFieldId=true`,
+                `${recordsPath(table)}/${encodeURIComponent(remoteId)}?returnFieldsByFieldId=true`,
               );
               return { ok: true as const, remoteId, postImage: toRecord(table, res.body as ApiRecord) };
             } catch (err) {
@@ -545,10 +609,13 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
             const u = r as Extract<WriteRequest, { kind: 'update' }>;
             return { id: u.remoteId, fields: toApiFields(table, u.fields) };
           });
-          const res = await request('PATCH', `/v0/${options.baseId}/${table.id}`, {
-            records,
-            returnFieldsByFieldId: true,
-          });
+          // A partial update sets the same values when sent twice: safe to retry.
+          const res = await request(
+            'PATCH',
+            recordsPath(table),
+            { records, returnFieldsByFieldId: true },
+            { idempotent: true },
+          );
           return (res.body as { records: ApiRecord[] }).records.map((rec) => ({
             ok: true as const,
             remoteId: rec.id,
@@ -561,10 +628,10 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
           for (const { r } of chunk)
             q.append('records[]', (r as Extract<WriteRequest, { kind: 'delete' }>).remoteId);
           try {
-            await request('DELETE', `/v0/${options.baseId}/${table.id}?${q}`);
+            await request('DELETE', `${recordsPath(table)}?${q}`);
           } catch (err) {
             // Deleting a record that is already gone is a success (idempotent replay).
-            const gone = err instanceof ConnectorError && /ROW_DOES_NOT_EXIST|NOT_FOUND/.test(err.message);
+            const gone = err instanceof ConnectorError && err.code === 'not_found';
             if (!(gone && chunk.length === 1)) throw err;
           }
           return chunk.map(({ r }) => ({
@@ -581,13 +648,8 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
   }
 
   return {
-    capabilities: {
-      batchSize: AIRTABLE_BATCH_SIZE,
-      incrementalRead: true,
-      deleteDetection: 'full_scan',
-      webhooks: true,
-      rateLimit: { scope: 'base', windows: [{ limit: 5, windowMs: 1000 }] },
-    },
+    capabilities: AIRTABLE_CAPABILITIES,
+    client,
     describe,
     verifyWebhook(headers, body) {
       const hook = webhookOf(body);

@@ -59,9 +59,16 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Airtable',
     connectorType: 'airtable',
+    // Available once registered: sign in with Airtable (OAuth with PKCE), or a personal access token.
     auth: {
       type: 'oauth2',
-      requiredItems: [item('personalAccessToken', 'Personal access token', 'password', { optional: true })],
+      requiredItems: [
+        item('apiKey', 'Personal access token', 'password', {
+          optional: true,
+          placeholder: 'pat…',
+          help: 'Instead of signing in with Airtable: a token from airtable.com/create/tokens with the scopes data.records:read, data.records:write and schema.bases:read, and access to your bases.',
+        }),
+      ],
     },
     requiredBaseExtras: [],
     isInBeta: false,

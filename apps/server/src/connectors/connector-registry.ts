@@ -1,4 +1,5 @@
 import { ConnectorError } from '@lockstep/connectors';
+import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
 import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
 import {
   createSupabasePort,
@@ -58,6 +59,28 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
   };
 };
 
+/** Airtable: a personal access token or OAuth with PKCE; `baseUrl` only for the sandbox or a local server. */
+const airtable = (settings: AirtableSettings): ConnectorPort => {
+  const port = createAirtablePort(settings);
+  return {
+    type: 'airtable',
+    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
+    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
+    discoverSchema: (secrets, base, context) =>
+      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+  };
+};
+
 /**
  * The connectors this server can use. A connector is registered here once it is built and passes
  * its tests; connector-info shows the others as not available.
@@ -65,6 +88,7 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
 export function createConnectorRegistry(options: {
   allowPrivateHosts: boolean;
   supabase?: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+  airtable?: AirtableSettings;
 }): ConnectorRegistry {
   const ports = new Map<ConnectorType, ConnectorPort>([
     ['postgresql', postgresql(options.allowPrivateHosts)],
@@ -77,6 +101,7 @@ export function createConnectorRegistry(options: {
         databaseSsl: options.supabase && options.supabase.apiUrl !== SUPABASE_API_URL ? 'disable' : 'require',
       }),
     ],
+    ['airtable', airtable({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.airtable })],
   ]);
   return { get: (type) => ports.get(type) };
 }

@@ -14,6 +14,7 @@ import type { TokenClaims } from '../auth/verify-bearer';
 import type { Config } from '../config';
 import type { ConnectorRegistry } from '../connectors/connector-port';
 import type { Db } from '../db/database';
+import type { SandboxApps } from '../sandbox/sandbox-apps';
 import type { SecretBox } from '../services/secret-box';
 import type { createRuntimeConnectors } from '../sync/runtime-connectors';
 import { forbidden, unauthorized } from './http-error';
@@ -34,6 +35,8 @@ export type AppContext = {
   changeListener?: { refresh: () => Promise<void> };
   /** Connectors used by runs, by type; tests register in-memory apps here. */
   runtimeConnectors: ReturnType<typeof createRuntimeConnectors>;
+  /** Simulated apps this server runs (embedded default or LOCKSTEP_SANDBOX=1); null when off. */
+  sandbox?: SandboxApps | null;
 };
 
 export type Principal = { userId: string; email: string; staff: boolean; impersonatedBy: string | null };

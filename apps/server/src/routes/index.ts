@@ -44,6 +44,7 @@ import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { deleteApprovals } from './review/delete-approvals';
 import { heldConflicts } from './review/held-conflicts';
+import { sandboxApps } from './sandbox/sandbox-apps';
 import { clearAndRetry } from './sync-errors/clear-and-retry';
 import { getSyncError } from './sync-errors/get-sync-error';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
@@ -159,6 +160,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getWebhookStateDebug,
     deleteExternalBase,
     updateTableSchema,
+    sandboxApps,
   ]) {
     register(app, ctx);
   }

@@ -1,4 +1,5 @@
 import type { TableConnector } from '@lockstep/connectors';
+import { type AirtableSettings, createAirtableRuntimeConnector } from '@lockstep/connectors/airtable';
 import { createPostgresqlConnector, type PostgresqlConnector } from '@lockstep/connectors/postgresql';
 import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 
@@ -10,8 +11,31 @@ export type RuntimeConnectors = {
   forConnection(type: string, secrets: Record<string, string>): TableConnector | undefined;
 };
 
+/**
+ * Airtable in runs: the same settings as its port (a `baseUrl` item only for the sandbox or a local
+ * server; the rate limit shared through the pool). One connector per connection's items is kept, so
+ * its schema cache and the creates it made (idempotency keys) last across a run's chunks.
+ */
+export function airtableRuntimeFactory(
+  settings: AirtableSettings,
+  extra: { deleteSweepIntervalMs?: number } = {},
+): (secrets: Record<string, string>) => TableConnector {
+  const cache = new Map<string, TableConnector>();
+  return (secrets) => {
+    const key = JSON.stringify(Object.entries(secrets).sort());
+    let c = cache.get(key);
+    if (!c) {
+      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+      c = createAirtableRuntimeConnector(settings, secrets, extra);
+      cache.set(key, c);
+    }
+    return c;
+  };
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, (secrets: Record<string, string>) => TableConnector> = {},
+  options: { airtable?: AirtableSettings } = {},
 ): RuntimeConnectors & {
   register: (type: string, factory: (secrets: Record<string, string>) => TableConnector) => void;
   close: () => Promise<void>;
@@ -31,6 +55,7 @@ export function createRuntimeConnectors(
     postgresql,
     // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project.
     supabase: (secrets) => postgresql(supabaseDatabaseItems(secrets) as Record<string, string>),
+    airtable: airtableRuntimeFactory(options.airtable ?? {}),
     ...factories,
   };
   return {

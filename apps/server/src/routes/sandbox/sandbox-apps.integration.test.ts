@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
+
+let t: TestApp;
+let ada: Awaited<ReturnType<typeof signUp>>;
+let bob: Awaited<ReturnType<typeof signUp>>;
+const json = { 'content-type': 'application/json' };
+
+beforeAll(async () => {
+  t = await createTestApp({ LOCKSTEP_SANDBOX: '1' });
+  ada = await signUp(t.app, 'sandbox-ada@test.test');
+  bob = await signUp(t.app, 'sandbox-bob@test.test');
+  for (const user of [ada, bob]) {
+    await t.app.inject({
+      method: 'POST',
+      url: '/rest/users/current/choose-plan',
+      headers: { ...user.auth, ...json },
+      payload: { productType: 'pro' },
+    });
+  }
+});
+afterAll(async () => t.close());
+
+async function api(user: typeof ada, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
+  const res = await t.app.inject({
+    method,
+    url,
+    headers: payload ? { ...user.auth, ...json } : user.auth,
+    ...(payload ? { payload } : {}),
+  });
+  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+describe('sandbox apps', () => {
+  it('lists the Airtable sandbox and connects each user to a base of their own, discovered with types', async () => {
+    const list = await api(ada, 'GET', '/rest/sandbox-apps');
+    expect(list).toEqual({
+      available: true,
+      items: [expect.objectContaining({ connectorType: 'airtable', displayName: 'Airtable Sandbox' })],
+    });
+    const info = await api(ada, 'GET', '/rest/connector-info');
+    expect(info.find((c: { connectorType: string }) => c.connectorType === 'airtable')).toMatchObject({
+      available: true,
+      auth: { requiredItems: [expect.objectContaining({ name: 'apiKey', secret: true })] },
+    });
+
+    const conn = await t.app.inject({
+      method: 'POST',
+      url: '/rest/sandbox-apps/airtable/connect',
+      headers: ada.auth,
+    });
+    expect(conn.statusCode).toBe(201);
+    expect(conn.json()).toMatchObject({ type: 'airtable', name: 'Airtable Sandbox', status: 'ok' });
+    // The token is a secret: never returned.
+    expect(conn.json().connectionItems.apiKey).toBeUndefined();
+    expect(conn.json().connectionItems.baseUrl).toBe(t.ctx.sandbox?.urls()[0]);
+
+    const bases = await api(
+      ada,
+      'PATCH',
+      `/rest/external-connections/${conn.json().id}/fetch-base-previews`,
+      {},
+    );
+    expect(bases.basePreviews).toEqual([{ remoteId: expect.stringMatching(/^app/), name: 'CRM' }]);
+    const baseId = bases.basePreviews[0].remoteId as string;
+
+    // Another user's sandbox is another base; neither token reaches the other's.
+    const other = await api(bob, 'POST', '/rest/sandbox-apps/airtable/connect');
+    const otherBases = await api(
+      bob,
+      'PATCH',
+      `/rest/external-connections/${other.id}/fetch-base-previews`,
+      {},
+    );
+    expect(otherBases.basePreviews).toHaveLength(1);
+    expect(otherBases.basePreviews[0].remoteId).not.toBe(baseId);
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Sandbox CRM' });
+    const full = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'airtable',
+      name: 'CRM',
+      remoteId: baseId,
+      coreBaseId: core.id,
+      externalConnectionId: conn.json().id,
+      side: 'left',
+    });
+    const tables = full.leftExternalBase.externalTables;
+    expect(tables.map((x: { name: string }) => x.name)).toEqual(['Companies', 'Contacts', 'Deals']);
+    const contacts = tables.find((x: { name: string }) => x.name === 'Contacts');
+    expect(contacts.remoteId).toMatch(new RegExp(`^${baseId}/tbl`));
+    const col = (table: typeof contacts, name: string) =>
+      table.externalColumns.find((c: { name: string }) => c.name === name);
+    expect(col(contacts, 'Email')).toMatchObject({ fieldType: 'email', readOnly: false });
+    expect(col(contacts, 'Status')).toMatchObject({
+      fieldType: 'single_select',
+      options: expect.objectContaining({ choices: ['Lead', 'Qualified', 'Customer', 'Churned'] }),
+    });
+    expect(col(contacts, 'Created')).toMatchObject({ fieldType: 'datetime', readOnly: true });
+    expect(col(contacts, 'Company')).toMatchObject({ fieldType: 'relations' });
+    const deals = tables.find((x: { name: string }) => x.name === 'Deals');
+    expect(col(deals, 'Amount')).toMatchObject({
+      fieldType: 'currency',
+      options: expect.objectContaining({ currencyCode: 'USD', currencyDigits: 2 }),
+    });
+    expect(col(deals, 'Summary')).toMatchObject({ fieldType: 'json', readOnly: true });
+  });
+
+  it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
+    const port = t.ctx.connectors.get('airtable');
+    // The registry of a production server: no custom base URL, the sandbox's own URL only.
+    const { createConnectorRegistry } = await import('../../connectors/connector-registry');
+    const production = createConnectorRegistry({
+      allowPrivateHosts: false,
+      airtable: { sandboxUrls: () => t.ctx.sandbox?.urls() ?? [] },
+    }).get('airtable');
+    const elsewhere = await production
+      ?.check({ apiKey: 'patX', baseUrl: 'http://169.254.169.254/latest' })
+      .catch((e: unknown) => e);
+    expect(elsewhere).toMatchObject({ code: 'permission_denied' });
+    const conn = await api(ada, 'POST', '/rest/sandbox-apps/airtable/connect');
+    expect(port).toBeDefined();
+    const bases = await api(ada, 'PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {});
+    expect(bases.basePreviews).toHaveLength(1);
+
+    const none = await t.app.inject({
+      method: 'POST',
+      url: '/rest/sandbox-apps/hubspot/connect',
+      headers: ada.auth,
+    });
+    expect(none.statusCode).toBe(404);
+    const saved = t.ctx.sandbox;
+    t.ctx.sandbox = null;
+    try {
+      expect((await api(ada, 'GET', '/rest/sandbox-apps')).available).toBe(false);
+      const off = await t.app.inject({
+        method: 'POST',
+        url: '/rest/sandbox-apps/airtable/connect',
+        headers: ada.auth,
+      });
+      expect(off.statusCode).toBe(404);
+      expect(off.json().response.userFacingMessage).toMatch(/LOCKSTEP_SANDBOX=1/);
+    } finally {
+      t.ctx.sandbox = saved;
+    }
+  });
+});
