@@ -27,6 +27,19 @@ function toRecord(row: Record<string, unknown>, pk: string): RecordData {
   return { id: String(row[pk]), fields };
 }
 
+/** Bind parameters per statement stay under PostgreSQL's limit of 65,535. */
+const MAX_PARAMS = 60_000;
+
+/** Each column's type as SQL can spell it in a cast (schema-qualified where the search path needs it). */
+async function columnTypes(client: pg.PoolClient, table: string): Promise<Map<string, string>> {
+  const r = await client.query(
+    `select a.attname as name, format_type(a.atttypid, null) as type from pg_attribute a
+      where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped`,
+    [qualified(table)],
+  );
+  return new Map((r.rows as { name: string; type: string }[]).map((c) => [c.name, c.type]));
+}
+
 export type PostgresqlConnector = TableConnector & {
   describe(table: string): Promise<PgTable>;
   end(): Promise<void>;
@@ -42,6 +55,15 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   const pool = new pg.Pool(poolConfig(items));
   pool.on('error', () => {});
   const described = new Map<string, PgTable>();
+  const typed = new Map<string, Map<string, string>>();
+  async function typesOf(client: pg.PoolClient, table: string) {
+    let t = typed.get(table);
+    if (!t) {
+      t = await columnTypes(client, table);
+      typed.set(table, t);
+    }
+    return t;
+  }
 
   async function describe(table: string): Promise<PgTable> {
     const known = described.get(table);
@@ -56,7 +78,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   }
 
   return {
-    capabilities: { batchSize: 500, incrementalRead: true, deleteDetection: 'events', webhooks: false },
+    capabilities: { batchSize: 5000, incrementalRead: true, deleteDetection: 'events', webhooks: false },
     describe,
     end: () => pool.end(),
 
@@ -101,15 +123,23 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
 
           const changes = (
             await client.query(
-              `select id::text as id, pk, op from lockstep.changes where table_name = $1 and id > $2 order by id limit $3`,
+              // Ordered by the bigint column (c.id), not by the text alias `id`: ordered as text, a
+              // page past id 9 skipped changes (the cursor is compared as a number).
+              `select c.id::text as id, c.pk, c.op, coalesce(c.origin = 'lockstep', false) as own
+                 from lockstep.changes c where c.table_name = $1 and c.id > $2 order by c.id limit $3`,
               [table, cursor.since, pageSize],
             )
-          ).rows as { id: string; pk: string; op: string }[];
-          const pks = [...new Set(changes.map((c) => c.pk))];
+          ).rows as { id: string; pk: string; op: string; own: boolean }[];
+          // Lockstep's own writes are skipped (the cursor still moves past them): their post-images
+          // are already the shadows, so reading them back would only find echoes. A user's edit of
+          // the same row has a change of its own and is read.
+          const pks = [...new Set(changes.filter((c) => !c.own).map((c) => c.pk))];
+          // Compared in the key's own type, so the primary key's index is used.
+          const pkType = pks.length ? (await typesOf(client, table)).get(pk) : undefined;
           const rows = pks.length
             ? (
                 await client.query(
-                  `select * from ${qualified(table)} where ${quoteIdent(pk)}::text = any($1::text[])`,
+                  `select * from ${qualified(table)} where ${quoteIdent(pk)} = any($1::${pkType}[])`,
                   [pks],
                 )
               ).rows
@@ -133,6 +163,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
     async write(table, requests: WriteRequest[]): Promise<WriteResult[]> {
       let client: pg.PoolClient;
       let t: PgTable;
+      let types: Map<string, string>;
       try {
         t = await describe(table);
         client = await pool.connect();
@@ -141,78 +172,251 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       }
       const pk = t.primaryKey[0] as string;
       const writable = new Set(t.fields.filter((f) => !f.readOnly).map((f) => f.remoteId));
-      const results: WriteResult[] = [];
+      const results: WriteResult[] = new Array(requests.length);
+      const failed = (error: unknown): WriteResult => {
+        const e = mapPgError(error);
+        return {
+          ok: false,
+          error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage },
+        };
+      };
+      const done = (remoteId: string, row: Record<string, unknown> | undefined): WriteResult => ({
+        ok: true,
+        remoteId,
+        postImage: row ? toRecord(row, pk) : null,
+      });
+      const colsOf = (r: WriteRequest) =>
+        r.kind === 'delete' ? [] : Object.keys(r.fields).filter((c) => writable.has(c));
+
+      /** One item alone, under its own savepoint: the path a failing batch is narrowed down to. */
+      async function single(i: number) {
+        const r = requests[i] as WriteRequest;
+        await client.query('savepoint item');
+        try {
+          let row: Record<string, unknown> | undefined;
+          if (r.kind === 'create') {
+            const applied = await client.query(
+              'select pk from lockstep.applied_writes where idempotency_key = $1',
+              [r.idempotencyKey],
+            );
+            if (applied.rowCount) {
+              row = (
+                await client.query(`select * from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
+                  applied.rows[0].pk,
+                ])
+              ).rows[0];
+            } else {
+              const cols = colsOf(r);
+              const sql = cols.length
+                ? `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) returning *`
+                : `insert into ${qualified(table)} default values returning *`;
+              row = (
+                await client.query(
+                  sql,
+                  cols.map((c) => toParam(r.fields[c] ?? null)),
+                )
+              ).rows[0];
+              await client.query(
+                'insert into lockstep.applied_writes (idempotency_key, table_name, pk) values ($1, $2, $3)',
+                [r.idempotencyKey, table, String(row?.[pk])],
+              );
+            }
+          } else if (r.kind === 'update') {
+            const cols = colsOf(r);
+            const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 2}`).join(', ');
+            row = cols.length
+              ? (
+                  await client.query(
+                    `update ${qualified(table)} set ${sets} where ${quoteIdent(pk)}::text = $1 returning *`,
+                    [r.remoteId, ...cols.map((c) => toParam(r.fields[c] ?? null))],
+                  )
+                ).rows[0]
+              : (
+                  await client.query(`select * from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
+                    r.remoteId,
+                  ])
+                ).rows[0];
+            if (!row) throw Object.assign(new Error(`row ${r.remoteId} not found`), { code: '42P01' });
+          } else {
+            await client.query(`delete from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
+              r.remoteId,
+            ]);
+          }
+          await client.query('release savepoint item');
+          results[i] = done(r.kind === 'create' ? String(row?.[pk]) : r.remoteId, row);
+        } catch (error) {
+          await client.query('rollback to savepoint item');
+          results[i] = failed(error);
+        }
+      }
+
+      /**
+       * A group of items in one statement per kind under a savepoint; if the database refuses it,
+       * the group is rolled back and split in halves until the refused item stands alone (so one bad
+       * row fails alone in a few statements instead of costing every row a savepoint).
+       */
+      async function isolate(items: number[], batch: (items: number[]) => Promise<void>): Promise<void> {
+        if (items.length === 0) return;
+        if (items.length === 1) return single(items[0] as number);
+        await client.query('savepoint batch');
+        try {
+          await batch(items);
+          await client.query('release savepoint batch');
+        } catch {
+          await client.query('rollback to savepoint batch');
+          await client.query('release savepoint batch');
+          const mid = Math.ceil(items.length / 2);
+          await isolate(items.slice(0, mid), batch);
+          await isolate(items.slice(mid), batch);
+        }
+      }
+
+      // Creates of one column set: multi-row INSERT ... RETURNING (rows come back in VALUES order),
+      // then their idempotency keys in one statement. Results are set only once both succeed.
+      const insertBatch = (cols: string[]) => async (items: number[]) => {
+        const per = Math.max(1, Math.floor(MAX_PARAMS / cols.length));
+        const rows: Record<string, unknown>[] = [];
+        for (let s = 0; s < items.length; s += per) {
+          const part = items.slice(s, s + per);
+          const params: unknown[] = [];
+          const tuples = part.map((i) => {
+            const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
+            const start = params.length;
+            for (const c of cols) params.push(toParam(r.fields[c] ?? null));
+            return `(${cols.map((_, k) => `$${start + k + 1}`).join(',')})`;
+          });
+          const res = await client.query(
+            `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values ${tuples.join(',')} returning *`,
+            params,
+          );
+          rows.push(...res.rows);
+        }
+        if (rows.length !== items.length) throw new Error('insert returned a different number of rows');
+        const keys = items.map((i) => (requests[i] as WriteRequest).idempotencyKey);
+        await client.query(
+          `insert into lockstep.applied_writes (idempotency_key, table_name, pk)
+             select k, $2, p from unnest($1::text[], $3::text[]) as u(k, p)`,
+          [keys, table, rows.map((row) => String(row[pk]))],
+        );
+        items.forEach((i, j) => {
+          const row = rows[j] as Record<string, unknown>;
+          results[i] = done(String(row[pk]), row);
+        });
+      };
+
+      // Updates of one column set: UPDATE ... FROM (VALUES ...) with typed values, matched back by index.
+      const updateBatch = (cols: string[]) => async (items: number[]) => {
+        const per = Math.max(1, Math.floor(MAX_PARAMS / (cols.length + 2)));
+        const byIndex = new Map<number, Record<string, unknown>>();
+        for (let s = 0; s < items.length; s += per) {
+          const part = items.slice(s, s + per);
+          const params: unknown[] = [];
+          const tuples = part.map((i, j) => {
+            const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+            const start = params.length;
+            params.push(i, r.remoteId, ...cols.map((c) => toParam(r.fields[c] ?? null)));
+            const cast = (k: number, type: string) =>
+              j === 0 ? `$${start + k + 1}::${type}` : `$${start + k + 1}`;
+            return `(${[cast(0, 'integer'), cast(1, types.get(pk) as string), ...cols.map((c, k) => cast(k + 2, types.get(c) ?? 'text'))].join(',')})`;
+          });
+          const names = ['"__i"', '"__k"', ...cols.map((_, k) => `"__c${k}"`)];
+          const res = await client.query(
+            `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k}"`).join(', ')}
+               from (values ${tuples.join(',')}) as v(${names.join(', ')})
+              where t.${quoteIdent(pk)} = v."__k" returning v."__i" as "__lockstep_i", t.*`,
+            params,
+          );
+          for (const row of res.rows as Record<string, unknown>[]) {
+            const i = Number(row.__lockstep_i);
+            delete row.__lockstep_i;
+            byIndex.set(i, row);
+          }
+        }
+        for (const i of items) {
+          const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+          const row = byIndex.get(i);
+          results[i] = row
+            ? done(r.remoteId, row)
+            : failed(Object.assign(new Error(`row ${r.remoteId} not found`), { code: '42P01' }));
+        }
+      };
+
+      const deleteBatch = async (items: number[]) => {
+        const ids = items.map((i) => (requests[i] as Extract<WriteRequest, { kind: 'delete' }>).remoteId);
+        await client.query(
+          `delete from ${qualified(table)} where ${quoteIdent(pk)} = any($1::${types.get(pk)}[])`,
+          [ids],
+        );
+        for (const [j, i] of items.entries()) results[i] = done(ids[j] as string, undefined);
+      };
+
       try {
+        types = await typesOf(client, table);
         await client.query('begin');
         // Our own writes are tagged, so change capture can tell them from the users' edits.
         await client.query(`set local lockstep.origin = 'lockstep'`);
-        for (const r of requests) {
-          await client.query('savepoint item');
-          try {
-            let row: Record<string, unknown> | undefined;
-            if (r.kind === 'create') {
-              const done = await client.query(
-                'select pk from lockstep.applied_writes where idempotency_key = $1',
-                [r.idempotencyKey],
-              );
-              if (done.rowCount) {
-                row = (
-                  await client.query(`select * from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
-                    done.rows[0].pk,
-                  ])
-                ).rows[0];
-              } else {
-                const cols = Object.keys(r.fields).filter((c) => writable.has(c));
-                const sql = cols.length
-                  ? `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) returning *`
-                  : `insert into ${qualified(table)} default values returning *`;
-                row = (
-                  await client.query(
-                    sql,
-                    cols.map((c) => toParam(r.fields[c] ?? null)),
-                  )
-                ).rows[0];
-                await client.query(
-                  'insert into lockstep.applied_writes (idempotency_key, table_name, pk) values ($1, $2, $3)',
-                  [r.idempotencyKey, table, String(row?.[pk])],
-                );
-              }
-            } else if (r.kind === 'update') {
-              const cols = Object.keys(r.fields).filter((c) => writable.has(c));
-              const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 2}`).join(', ');
-              row = cols.length
-                ? (
-                    await client.query(
-                      `update ${qualified(table)} set ${sets} where ${quoteIdent(pk)}::text = $1 returning *`,
-                      [r.remoteId, ...cols.map((c) => toParam(r.fields[c] ?? null))],
-                    )
-                  ).rows[0]
-                : (
-                    await client.query(
-                      `select * from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`,
-                      [r.remoteId],
-                    )
-                  ).rows[0];
-              if (!row) throw Object.assign(new Error(`row ${r.remoteId} not found`), { code: '42P01' });
-            } else {
-              await client.query(`delete from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
-                r.remoteId,
-              ]);
-            }
-            await client.query('release savepoint item');
-            results.push({
-              ok: true,
-              remoteId: r.kind === 'create' ? String(row?.[pk]) : r.remoteId,
-              postImage: row ? toRecord(row, pk) : null,
-            });
-          } catch (error) {
-            await client.query('rollback to savepoint item');
-            const e = mapPgError(error);
-            results.push({
-              ok: false,
-              error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage },
-            });
+
+        // Creates already applied (a retry after a crash or a timeout) return the row they made.
+        const createKeys = requests.flatMap((r) => (r.kind === 'create' ? [r.idempotencyKey] : []));
+        const applied = new Map<string, string>();
+        if (createKeys.length) {
+          const found = await client.query(
+            'select idempotency_key, pk from lockstep.applied_writes where idempotency_key = any($1::text[])',
+            [createKeys],
+          );
+          for (const row of found.rows as { idempotency_key: string; pk: string }[])
+            applied.set(row.idempotency_key, row.pk);
+        }
+        if (applied.size) {
+          const rows = (
+            await client.query(
+              `select * from ${qualified(table)} where ${quoteIdent(pk)}::text = any($1::text[])`,
+              [[...new Set(applied.values())]],
+            )
+          ).rows as Record<string, unknown>[];
+          const byPk = new Map(rows.map((row) => [String(row[pk]), row]));
+          for (const [i, r] of requests.entries()) {
+            const at = r.kind === 'create' ? applied.get(r.idempotencyKey) : undefined;
+            if (at !== undefined) results[i] = done(at, byPk.get(at));
           }
+        }
+
+        // Group the rest by kind and column set; an id or key seen twice goes alone, in order.
+        const groups = new Map<string, number[]>();
+        const alone: number[] = [];
+        const seen = new Set<string>();
+        for (const [i, r] of requests.entries()) {
+          if (results[i]) continue;
+          const id = r.kind === 'create' ? `k:${r.idempotencyKey}` : `r:${r.remoteId}`;
+          if (seen.has(id)) {
+            alone.push(i);
+            continue;
+          }
+          seen.add(id);
+          const cols = colsOf(r);
+          if (r.kind !== 'delete' && cols.length === 0) {
+            alone.push(i);
+            continue;
+          }
+          const key = `${r.kind}\u0000${cols.join('\u0000')}`;
+          const g = groups.get(key);
+          if (g) g.push(i);
+          else groups.set(key, [i]);
+        }
+        for (const [key, items] of groups) {
+          const [kind, ...cols] = key.split('\u0000');
+          if (kind === 'create') await isolate(items, insertBatch(cols));
+          else if (kind === 'update') await isolate(items, updateBatch(cols));
+          else await isolate(items, deleteBatch);
+        }
+        for (const i of alone) {
+          const r = requests[i] as WriteRequest;
+          // A second create with a key already applied in this batch returns that row.
+          const first =
+            r.kind === 'create' ? requests.findIndex((q) => q.idempotencyKey === r.idempotencyKey) : -1;
+          const prior = first >= 0 && first !== i ? results[first] : undefined;
+          if (prior?.ok) results[i] = prior;
+          else await single(i);
         }
         await client.query('commit');
         return results;

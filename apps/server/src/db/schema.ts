@@ -228,6 +228,28 @@ export type SyncCursorTable = {
   updated_at: Timestamp;
 };
 
+export type FirstSyncStateTable = {
+  table_mapping_id: string;
+  owner_id: string;
+  left_cursor: string | null;
+  right_cursor: string | null;
+  left_done: Generated<boolean>;
+  right_done: Generated<boolean>;
+  matched: Generated<boolean>;
+  reconcile_side: Generated<string>;
+  reconcile_after: Generated<string>;
+  updated_at: Timestamp;
+};
+
+export type FirstSyncRecordTable = {
+  id: Generated<string>;
+  table_mapping_id: string;
+  side: string;
+  remote_id: string;
+  match_key: string | null;
+  fields: Json<Record<string, unknown>>;
+};
+
 export type PendingWriteTable = {
   idempotency_key: string;
   owner_id: string;
@@ -326,6 +348,8 @@ export type Database = {
   trace_log: TraceLogTable;
   sync_log_export: SyncLogExportTable;
   sync_cursor: SyncCursorTable;
+  first_sync_state: FirstSyncStateTable;
+  first_sync_record: FirstSyncRecordTable;
   sync_preview_record: SyncPreviewRecordTable;
   sync_preview_problem: SyncPreviewProblemTable;
   pending_write: PendingWriteTable;

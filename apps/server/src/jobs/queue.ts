@@ -20,6 +20,9 @@ export async function startQueue(
     // retried: a dead worker holds a sync up for about a heartbeat plus this, not 15 minutes.
     superviseIntervalSeconds: SUPERVISE_SECONDS,
     monitorIntervalSeconds: SUPERVISE_SECONDS,
+    // A job sent to a notify-enabled queue (sync-run) wakes the workers at once through
+    // LISTEN/NOTIFY instead of waiting out their polling interval (2 s); polling stays as a backstop.
+    useListenNotify: true,
   });
   boss.on('error', (error: Error) => options.log(`job queue error: ${error.message}`));
   await boss.start();

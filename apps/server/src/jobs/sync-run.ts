@@ -114,11 +114,15 @@ export async function registerSyncRun(
     retryDelayMax: 300,
     expireInSeconds: 15 * 60,
     heartbeatSeconds: RUN_HEARTBEAT_SECONDS,
+    // Real time: a queued run wakes a worker at once (pg-boss NOTIFY) rather than at its next poll.
+    notify: true,
   });
   // Installs made before heartbeats existed get them too (createQueue leaves a queue as it is).
-  await boss.updateQueue(SYNC_RUN, { heartbeatSeconds: RUN_HEARTBEAT_SECONDS });
+  await boss.updateQueue(SYNC_RUN, { heartbeatSeconds: RUN_HEARTBEAT_SECONDS, notify: true });
   if (!deps.runWorkers) return;
-  await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1 }, async (jobs) => {
+  // NOTIFY wakes the worker for new jobs; retries coming due (a delay, no NOTIFY) are still found by
+  // the usual 2 s poll, not pg-boss's relaxed 30 s backstop for notify-enabled queues.
+  await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1, notifyPollingIntervalSeconds: 2 }, async (jobs) => {
     for (const job of jobs) {
       try {
         await handleSyncRun(deps.db, boss, deps.runner, job.data);

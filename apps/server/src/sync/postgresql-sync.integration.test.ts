@@ -81,6 +81,15 @@ async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: obje
   return res.json();
 }
 
+/** Real time races the run counter (a NOTIFY run may come before sync-now's): wait for the data. */
+async function until(check: () => Promise<boolean>, what: string) {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
 async function waitForRuns(coreBaseId: string, n: number) {
   for (let i = 0; i < 300; i++) {
     const rows = await t.ctx.db
@@ -218,14 +227,23 @@ describe('PostgreSQL <-> PostgreSQL through the runtime', () => {
     // An edit on the left reaches the right through change capture.
     await sql('left', `update contacts set full_name = 'Grace B. Hopper' where email = 'grace@example.com'`);
     await api('POST', `/rest/core-bases/${core.id}/sync-now`, {});
-    await waitForRuns(core.id, 2);
+    await until(
+      async () =>
+        (await sql('right', `select name from subscribers where email = 'grace@example.com'`))[0]?.name ===
+        'Grace B. Hopper',
+      'the edit arrives',
+    );
     expect(
       (await sql('right', `select name from subscribers where email = 'grace@example.com'`))[0]?.name,
     ).toBe('Grace B. Hopper');
 
     // A delete on the right reaches the left.
     await sql('right', `delete from subscribers where email = 'alan@example.com'`);
-    await waitForRuns(core.id, 3);
+    await until(
+      async () =>
+        (await sql('left', `select id from contacts where email = 'alan@example.com'`)).length === 0,
+      'the delete arrives',
+    );
     expect(await sql('left', `select id from contacts where email = 'alan@example.com'`)).toEqual([]);
 
     // A value the right refuses becomes an issue on that record; the rest goes on.
@@ -235,7 +253,12 @@ describe('PostgreSQL <-> PostgreSQL through the runtime', () => {
     );
     await sql('left', `update contacts set score = 100 where email = 'grace@example.com'`);
     await api('POST', `/rest/core-bases/${core.id}/sync-now`, {});
-    await waitForRuns(core.id, 4);
+    await until(
+      async () =>
+        (await sql('right', `select points::text from subscribers where email = 'grace@example.com'`))[0]
+          ?.points === '100',
+      'the other edit arrives',
+    );
     const issues = await api(
       'GET',
       `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id }))}`,

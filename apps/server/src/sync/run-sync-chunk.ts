@@ -10,13 +10,17 @@ import {
   shadowAfterWrite,
   type WriteOp,
 } from '@lockstep/engine';
+import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
+import { firstSyncStep } from './first-sync';
 import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
 import type { RuntimeConnectors } from './runtime-connectors';
 
+/** Records read per page; a side whose connector writes bigger batches reads pages that size. */
 const PAGE_SIZE = 500;
+const pageSizeOf = (c: TableConnector) => Math.max(PAGE_SIZE, c.capabilities.batchSize);
 
 type Deps = { db: Db; secretBox: SecretBox; connectors: RuntimeConnectors };
 type Counts = Record<string, number>;
@@ -178,8 +182,7 @@ async function runMapping(
   counts: Counts,
 ): Promise<boolean> {
   const { db } = deps;
-  const left = await connectorFor(deps, m.left);
-  const right = await connectorFor(deps, m.right);
+  const [left, right] = await Promise.all([connectorFor(deps, m.left), connectorFor(deps, m.right)]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
   await recoverPendingCreates(deps, context);
   await executeApprovedDeletes(deps, context);
@@ -190,15 +193,29 @@ async function runMapping(
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'retrying')
     .executeTakeFirst();
-  const cursor = {
-    left: retrying ? null : await readCursor(db, m.left.tableId),
-    right: retrying ? null : await readCursor(db, m.right.tableId),
-  };
+  const [cursorL, cursorR] = retrying
+    ? [null, null]
+    : await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
+  const cursor = { left: cursorL, right: cursorR };
   const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
-  const [pageL, pageR] = await Promise.all([
-    left.read(m.left.tableRemoteId, cursor.left, { pageSize: PAGE_SIZE }),
-    right.read(m.right.tableRemoteId, cursor.right, { pageSize: PAGE_SIZE }),
-  ]);
+  // A first sync with a match field reads both sides whole before writing (see first-sync.ts).
+  const staged = retrying
+    ? ({ kind: 'not_first_sync' } as const)
+    : await firstSyncStep(
+        db,
+        ownerId,
+        m,
+        { left, right },
+        { startsFirstSync: firstSync, pageSize: pageSizeOf },
+      );
+  if (staged.kind === 'downloading') return true;
+  const [pageL, pageR] =
+    staged.kind === 'pages'
+      ? [staged.left, staged.right]
+      : await Promise.all([
+          left.read(m.left.tableRemoteId, cursor.left, { pageSize: pageSizeOf(left) }),
+          right.read(m.right.tableRemoteId, cursor.right, { pageSize: pageSizeOf(right) }),
+        ]);
 
   await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
     tableMappingId: m.tableMappingId,
@@ -228,20 +245,21 @@ async function runMapping(
     .where('table_mapping_id', '=', m.tableMappingId);
   // A complete scan needs every link (absence is evidence); otherwise only the links of what was read.
   if (!pageL.scanComplete && !pageR.scanComplete) {
-    linkQuery = linkQuery.where((eb) =>
-      eb.or([
-        ...(ids.left.length ? [eb('left_remote_id', 'in', ids.left)] : []),
-        ...(ids.right.length ? [eb('right_remote_id', 'in', ids.right)] : []),
-        eb.val(false),
-      ]),
+    // One array parameter per side (not one bind parameter per id): pages are thousands of ids.
+    linkQuery = linkQuery.where(
+      sql<boolean>`(left_remote_id = any(${ids.left}::text[]) or right_remote_id = any(${ids.right}::text[]))`,
     );
   }
   const links = (await linkQuery.execute()).map((r) => toLink(r as LinkRow));
-  const total = await db
-    .selectFrom('core_meta_record')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('table_mapping_id', '=', m.tableMappingId)
-    .executeTakeFirstOrThrow();
+  // The link count only weighs deletions (the mass-delete breaker); a complete scan loaded every link.
+  const total =
+    (pageL.deletedIds.length || pageR.deletedIds.length) && !pageL.scanComplete && !pageR.scanComplete
+      ? await db
+          .selectFrom('core_meta_record')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('table_mapping_id', '=', m.tableMappingId)
+          .executeTakeFirstOrThrow()
+      : { n: links.length };
   const result = reconcile({
     mapping: m.spec,
     links,
@@ -255,13 +273,22 @@ async function runMapping(
     problems: result.problems.length,
     circuitBreaker: result.circuitBreaker,
   });
-  await applyResult(deps, { ownerId, coreBaseId, syncLogId, m, result, connectors: { left, right }, counts });
+  const shadows = new Map(links.map((l) => [l.id, l.shadow]));
+  await applyResult(deps, {
+    ...context,
+    result,
+    shadows,
+    openIssues: await hasOpenIssues(db, coreBaseId),
+  });
 
-  // Cursors last: only after everything they cover is applied.
-  for (const [side, page] of [
-    ['left', pageL],
-    ['right', pageR],
-  ] as const) {
+  // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
+  // position and sets the cursors when it ends.
+  for (const [side, page] of staged.kind === 'pages'
+    ? []
+    : ([
+        ['left', pageL],
+        ['right', pageR],
+      ] as const)) {
     const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
     await db
       .insertInto('sync_cursor')
@@ -423,9 +450,62 @@ type ApplyInput = {
   result: ReconcileResult;
   connectors: { left: TableConnector; right: TableConnector };
   counts: Counts;
+  /** The shadows of the links this chunk loaded, by link id: the before values of updates. */
+  shadows: Map<string, Shadow | null>;
+  /** Whether the sync has issues not resolved yet; if not, a success has nothing to resolve. */
+  openIssues: boolean;
 };
 
-type RunContext = Omit<ApplyInput, 'result'>;
+type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues'>;
+
+async function hasOpenIssues(db: Db, coreBaseId: string) {
+  return (
+    (await db
+      .selectFrom('sync_error')
+      .select('id')
+      .where('core_base_id', '=', coreBaseId)
+      .where('status', '!=', 'resolved')
+      .limit(1)
+      .executeTakeFirst()) !== undefined
+  );
+}
+
+/**
+ * Rows for a set-based statement as one JSON document, read with json_to_recordset: for thousands
+ * of rows carrying JSON values this is much cheaper than an array parameter per column (no array
+ * literal to escape and parse) or a bind parameter per value.
+ */
+const rowsDoc = (rows: object[]) => JSON.stringify(rows);
+
+/** Operations logged in one statement. */
+async function logOperations(
+  db: Db,
+  a: RunContext,
+  entries: {
+    l: string | null;
+    s: 'left' | 'right';
+    o: 'create' | 'update' | 'delete';
+    r: string;
+    b: unknown;
+    a: unknown;
+  }[],
+) {
+  if (entries.length === 0) return;
+  await sql`insert into sync_log_entry (owner_id, sync_log_id, core_base_id, core_meta_record_id, side, operation, remote_id, before, after)
+    select ${a.ownerId}, ${a.syncLogId}::uuid, ${a.coreBaseId}::uuid, u.l, u.s, u.o, u.r, u.b, u.a
+      from json_to_recordset(${rowsDoc(entries)}::json) as u(l uuid, s text, o text, r text, b jsonb, a jsonb)`.execute(
+    db,
+  );
+}
+
+/** A record that syncs again resolves its open issues (one statement for a batch). */
+async function resolveIssues(db: Db, a: { coreBaseId: string }, remoteIds: string[]) {
+  if (remoteIds.length === 0) return;
+  await sql`update sync_error set status = 'resolved', updated_at = now()
+     where core_base_id = ${a.coreBaseId}::uuid and status <> 'resolved' and remote_id = any(${remoteIds}::text[])`.execute(
+    db,
+  );
+}
 
 const bump = (counts: Counts, key: string, by = 1) => {
   counts[key] = (counts[key] ?? 0) + by;
@@ -443,22 +523,24 @@ async function applyResult(deps: Deps, a: ApplyInput) {
   for (const batch of batches) {
     const side = batch.side;
     const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
-    // Recorded before calling the app: a crash between the write and the shadow is recognised.
-    await db
-      .insertInto('pending_write')
-      .values(
-        batch.operations.map((op) => ({
-          idempotency_key: op.idempotencyKey,
-          owner_id: a.ownerId,
-          core_base_id: a.coreBaseId,
-          core_meta_record_id: op.linkId,
-          side,
-          operation: op.kind,
-          payload: JSON.stringify({ tableMappingId: m.tableMappingId, op }),
-        })),
-      )
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
-      .execute();
+    // Creates are recorded before calling the app: a crash between the write and the link is
+    // recognised and the create replayed with its key (recoverPendingCreates). Updates and deletes
+    // need no record: their cursor has not moved, so the next run reads and writes them again.
+    const ops = batch.operations;
+    const creates = ops.filter((op) => op.kind === 'create');
+    const pending = rowsDoc(
+      creates.map((op) => ({
+        k: op.idempotencyKey,
+        l: op.linkId,
+        o: op.kind,
+        p: { tableMappingId: m.tableMappingId, op },
+      })),
+    );
+    if (creates.length > 0)
+      await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, core_meta_record_id, side, operation, payload)
+        select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, u.l, ${side}, u.o, u.p
+          from json_to_recordset(${pending}::json) as u(k text, l uuid, o text, p jsonb)
+        on conflict (idempotency_key) do nothing`.execute(db);
     const requests: WriteRequest[] = batch.operations.map((op) =>
       op.kind === 'create'
         ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
@@ -467,12 +549,19 @@ async function applyResult(deps: Deps, a: ApplyInput) {
           : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
     );
     const results = await a.connectors[side].write(table, requests);
-    // One transaction per batch; new records (the bulk of a first sync) are linked with multi-row inserts.
+    // One transaction per batch; new records (the bulk of a first sync) and updates are applied with
+    // a few set-based statements per batch.
     await db.transaction().execute(async (trx) => {
       const created: {
         op: Extract<WriteOp, { kind: 'create' }>;
         remoteId: string;
         postImage: RecordData | null;
+      }[] = [];
+      const updated: {
+        op: Extract<WriteOp, { kind: 'update' }>;
+        remoteId: string;
+        postImage: RecordData | null;
+        before: Shadow | null;
       }[] = [];
       for (const [i, op] of batch.operations.entries()) {
         const r = results[i];
@@ -486,35 +575,35 @@ async function applyResult(deps: Deps, a: ApplyInput) {
                   userFacingMessage: 'The app did not answer for this record.',
                 };
           await recordIssue(trx, a, op, error);
+          a.openIssues = true;
           bump(counts, 'failed');
           continue;
         }
         bump(counts, `${op.kind}d_${side}`);
         if (op.kind === 'create' && op.linkId === null)
           created.push({ op, remoteId: r.remoteId, postImage: r.postImage });
+        else if (op.kind === 'update' && a.shadows.has(op.linkId))
+          updated.push({
+            op,
+            remoteId: r.remoteId,
+            postImage: r.postImage,
+            before: a.shadows.get(op.linkId) ?? null,
+          });
         else await applySuccess(trx, a, op, r.remoteId, r.postImage);
       }
       if (created.length > 0) await linkCreated(trx, a, created);
-      await trx
-        .deleteFrom('pending_write')
-        .where(
-          'idempotency_key',
-          'in',
-          batch.operations.map((op) => op.idempotencyKey),
-        )
-        .execute();
+      if (updated.length > 0) await storeUpdated(trx, a, updated);
+      if (creates.length > 0)
+        await sql`delete from pending_write where idempotency_key = any(${creates.map((op) => op.idempotencyKey)}::text[])`.execute(
+          trx,
+        );
     });
   }
-  for (const u of result.shadowUpdates) {
-    await db
-      .updateTable('core_meta_record')
-      .set((eb) => ({
-        shadow: JSON.stringify(u.shadow),
-        shadow_version: eb('shadow_version', '+', 1),
-        updated_at: new Date(),
-      }))
-      .where('id', '=', u.linkId)
-      .execute();
+  if (result.shadowUpdates.length > 0) {
+    const u = result.shadowUpdates;
+    await sql`update core_meta_record as c set shadow = u.s, shadow_version = c.shadow_version + 1, updated_at = now()
+      from json_to_recordset(${rowsDoc(u.map((x) => ({ id: x.linkId, s: x.shadow })))}::json) as u(id uuid, s jsonb)
+     where c.id = u.id`.execute(db);
   }
   if (result.unlinked.length)
     await db.deleteFrom('core_meta_record').where('id', 'in', result.unlinked).execute();
@@ -591,57 +680,99 @@ async function applyResult(deps: Deps, a: ApplyInput) {
 /** Links the records a batch created, logs the operations and resolves their issues: a few statements per batch. */
 async function linkCreated(
   db: Db,
-  a: RunContext,
+  a: RunContext & { openIssues: boolean },
   created: { op: Extract<WriteOp, { kind: 'create' }>; remoteId: string; postImage: RecordData | null }[],
 ) {
-  const rows = await db
-    .insertInto('core_meta_record')
-    .values(
-      created.map(({ op, remoteId, postImage }) => ({
-        owner_id: a.ownerId,
-        core_base_id: a.coreBaseId,
-        table_mapping_id: a.m.tableMappingId,
-        left_remote_id: op.side === 'left' ? remoteId : op.sourceId,
-        right_remote_id: op.side === 'right' ? remoteId : op.sourceId,
-        shadow: JSON.stringify(
-          shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
-        ),
-        shadow_version: 1,
-      })),
-    )
-    .returning(['id', 'left_remote_id', 'right_remote_id'])
-    .execute();
+  const lefts = created.map(({ op, remoteId }) => (op.side === 'left' ? remoteId : op.sourceId));
+  const rights = created.map(({ op, remoteId }) => (op.side === 'right' ? remoteId : op.sourceId));
+  const doc = rowsDoc(
+    created.map(({ op, remoteId, postImage }, i) => ({
+      l: lefts[i],
+      r: rights[i],
+      s: shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+    })),
+  );
+  // Each operation finds its link by the pair of ids.
+  const rows = (
+    await sql`insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow, shadow_version)
+      select ${a.ownerId}, ${a.coreBaseId}::uuid, ${a.m.tableMappingId}::uuid, u.l, u.r, u.s, 1
+        from json_to_recordset(${doc}::json) as u(l text, r text, s jsonb)
+      returning id, left_remote_id, right_remote_id`.execute(db)
+  ).rows as { id: string; left_remote_id: string; right_remote_id: string }[];
   const linkOf = new Map(rows.map((r) => [`${r.left_remote_id}\u0000${r.right_remote_id}`, r.id]));
-  await db
-    .insertInto('sync_log_entry')
-    .values(
-      created.map(({ op, remoteId, postImage }) => ({
-        owner_id: a.ownerId,
-        sync_log_id: a.syncLogId,
-        core_base_id: a.coreBaseId,
-        core_meta_record_id:
-          linkOf.get(
-            op.side === 'left' ? `${remoteId}\u0000${op.sourceId}` : `${op.sourceId}\u0000${remoteId}`,
-          ) ?? null,
-        side: op.side,
-        operation: 'create' as const,
-        remote_id: remoteId,
-        before: null,
-        after: JSON.stringify(postImage?.fields ?? op.fields),
-      })),
-    )
-    .execute();
-  await db
-    .updateTable('sync_error')
-    .set({ status: 'resolved', updated_at: new Date() })
-    .where('core_base_id', '=', a.coreBaseId)
-    .where(
-      'remote_id',
-      'in',
+  await logOperations(
+    db,
+    a,
+    created.map(({ op, remoteId, postImage }, i) => ({
+      l: linkOf.get(`${lefts[i]}\u0000${rights[i]}`) ?? null,
+      s: op.side,
+      o: 'create' as const,
+      r: remoteId,
+      b: null,
+      a: postImage?.fields ?? op.fields,
+    })),
+  );
+  if (a.openIssues)
+    await resolveIssues(
+      db,
+      a,
       created.flatMap(({ op, remoteId }) => [remoteId, op.sourceId]),
-    )
-    .where('status', '!=', 'resolved')
-    .execute();
+    );
+}
+
+/** Stores the shadows of a batch's updates, with the operations (before: the previous shadow's values). */
+async function storeUpdated(
+  db: Db,
+  a: RunContext & { openIssues: boolean },
+  updated: {
+    op: Extract<WriteOp, { kind: 'update' }>;
+    remoteId: string;
+    postImage: RecordData | null;
+    before: Shadow | null;
+  }[],
+) {
+  const doc = rowsDoc(
+    updated.map(({ op, remoteId, postImage }) => ({
+      id: op.linkId,
+      s: shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+    })),
+  );
+  await sql`update core_meta_record as c set shadow = u.s, shadow_version = c.shadow_version + 1, updated_at = now()
+    from json_to_recordset(${doc}::json) as u(id uuid, s jsonb)
+   where c.id = u.id`.execute(db);
+  await logOperations(
+    db,
+    a,
+    updated.map(({ op, remoteId, postImage, before }) => ({
+      l: op.linkId,
+      s: op.side,
+      o: 'update' as const,
+      r: remoteId,
+      b: beforeValues(a.m, op, before ?? {}),
+      a: postImage?.fields ?? op.fields,
+    })),
+  );
+  if (a.openIssues)
+    await resolveIssues(
+      db,
+      a,
+      updated.map((u) => u.remoteId),
+    );
+}
+
+/** Before: what the written side held, field by field, from the previous shadow. */
+function beforeValues(
+  m: MappingPlan,
+  op: Extract<WriteOp, { kind: 'create' | 'update' }>,
+  prevShadow: Shadow,
+) {
+  const was: Record<string, unknown> = {};
+  for (const fm of m.spec.fields) {
+    const target = op.side === 'left' ? fm.left : fm.right;
+    const sf = prevShadow[fm.id];
+    if (sf && target.id in op.fields) was[target.id] = op.side === 'left' ? sf.l : sf.r;
+  }
+  return was;
 }
 
 /** A per-record failure becomes an issue (once while it stays open), with the app's message. */
@@ -730,15 +861,7 @@ async function applySuccess(
         .select('shadow')
         .where('id', '=', op.linkId as string)
         .executeTakeFirst();
-      // Before: what the written side held, field by field, from the previous shadow.
-      const prevShadow = (prev?.shadow ?? {}) as Shadow;
-      const was: Record<string, unknown> = {};
-      for (const fm of a.m.spec.fields) {
-        const target = op.side === 'left' ? fm.left : fm.right;
-        const sf = prevShadow[fm.id];
-        if (sf && target.id in op.fields) was[target.id] = op.side === 'left' ? sf.l : sf.r;
-      }
-      before = was;
+      before = beforeValues(a.m, op, (prev?.shadow ?? {}) as Shadow);
       await db
         .updateTable('core_meta_record')
         .set((eb) => ({

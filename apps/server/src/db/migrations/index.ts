@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001-accounts-and-plans';
 import * as m0002 from './0002-sync-runtime';
 import * as m0003 from './0003-rate-limits';
+import * as m0004 from './0004-first-sync-staging';
 
 /** Migrations in order; names are stable once shipped. */
 export const migrations: Record<string, Migration> = {
   '0001-accounts-and-plans': m0001,
   '0002-sync-runtime': m0002,
   '0003-rate-limits': m0003,
+  '0004-first-sync-staging': m0004,
 };

@@ -152,7 +152,12 @@ describe('core bases (syncs)', () => {
     const id = (await call('POST', '/rest/core-bases', u, {})).json().id;
     const label = async () => (await call('GET', `/rest/core-bases/${id}/sync-status`, u)).json().label;
     expect(await label()).toBe('Disabled');
-    await call('PATCH', `/rest/core-bases/${id}`, u, { syncState: 'on' });
+    // Switched on in the database: through the API a worker would start a run at once, racing the check.
+    await t.ctx.db
+      .updateTable('core_base')
+      .set({ sync_state: 'on', sync_state_changed_at: new Date() })
+      .where('id', '=', id)
+      .execute();
     expect(await label()).toBe('Starting up');
     const run = await t.ctx.db
       .insertInto('sync_log')

@@ -1,0 +1,246 @@
+import type { ReadPage, TableConnector } from '@lockstep/connectors';
+import { type CanonicalValue, matchKeyOf, type RecordData } from '@lockstep/engine';
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import type { MappingPlan } from './load-sync-plan';
+
+/**
+ * The first sync of a table pair with a match field, in three steps, each chunked:
+ *  1. download: read both sides completely into first_sync_record (nothing is written to the apps);
+ *  2. match: pair records whose normalised keys occur once on each side, as links without a shadow;
+ *  3. reconcile: hand the staged records back to the runner a chunk at a time (each left record with
+ *     its partner, then the right records without one), so the engine settles pairs by the winner
+ *     side and creates the rest once.
+ * Matching a page against a page would miss every partner that sits on another page and create it
+ * twice. When the staged records are used up, the runner continues from the cursors the scans ended
+ * on (the change capture since the scans began).
+ */
+export type FirstSyncStep =
+  | { kind: 'downloading' }
+  | { kind: 'pages'; left: ReadPage; right: ReadPage }
+  | { kind: 'not_first_sync' };
+
+const RECONCILE_CHUNK = 2000;
+
+type Sides = { left: TableConnector; right: TableConnector };
+
+function keyFunction(m: MappingPlan) {
+  const primary = m.spec.fields.find((f) => f.id === m.matchOn.primary);
+  const secondary = m.spec.fields.find((f) => f.id === m.matchOn.secondary);
+  return (side: 'left' | 'right', r: RecordData): string | null => {
+    if (!primary) return null;
+    const first = matchKeyOf((r.fields[primary[side].id] ?? null) as CanonicalValue);
+    if (first === null || !secondary) return first;
+    const second = matchKeyOf((r.fields[secondary[side].id] ?? null) as CanonicalValue);
+    return second === null ? null : `${first}\u0000${second}`;
+  };
+}
+
+const emptyPage = (cursor: string | null): ReadPage => ({
+  records: [],
+  deletedIds: [],
+  nextCursor: cursor ?? '',
+  hasMore: true,
+  scanComplete: false,
+});
+
+export async function firstSyncStep(
+  db: Db,
+  ownerId: string,
+  m: MappingPlan,
+  connectors: Sides,
+  options: { startsFirstSync: boolean; pageSize: (c: TableConnector) => number },
+): Promise<FirstSyncStep> {
+  if (!m.matchOn.primary) return { kind: 'not_first_sync' };
+  let state = await db
+    .selectFrom('first_sync_state')
+    .selectAll()
+    .where('table_mapping_id', '=', m.tableMappingId)
+    .executeTakeFirst();
+  if (!state) {
+    if (!options.startsFirstSync) return { kind: 'not_first_sync' };
+    await db
+      .insertInto('first_sync_state')
+      .values({ table_mapping_id: m.tableMappingId, owner_id: ownerId })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    state = await db
+      .selectFrom('first_sync_state')
+      .selectAll()
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .executeTakeFirstOrThrow();
+  }
+
+  // 1. Download a page of each side that is not read through yet.
+  if (!state.left_done || !state.right_done) {
+    const keyOf = keyFunction(m);
+    for (const side of ['left', 'right'] as const) {
+      if (side === 'left' ? state.left_done : state.right_done) continue;
+      const connector = connectors[side];
+      const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
+      const page = await connector.read(table, side === 'left' ? state.left_cursor : state.right_cursor, {
+        pageSize: options.pageSize(connector),
+      });
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < page.records.length; i += 1000) {
+          const rows = page.records.slice(i, i + 1000).map((r) => ({
+            table_mapping_id: m.tableMappingId,
+            side,
+            remote_id: r.id,
+            match_key: keyOf(side, r),
+            fields: JSON.stringify(r.fields),
+          }));
+          // A page read again after a crash stages nothing twice.
+          await trx
+            .insertInto('first_sync_record')
+            .values(rows)
+            .onConflict((oc) =>
+              oc.columns(['table_mapping_id', 'side', 'remote_id']).doUpdateSet((eb) => ({
+                fields: eb.ref('excluded.fields'),
+                match_key: eb.ref('excluded.match_key'),
+              })),
+            )
+            .execute();
+        }
+        await trx
+          .updateTable('first_sync_state')
+          .set(
+            side === 'left'
+              ? { left_cursor: page.nextCursor, left_done: !page.hasMore, updated_at: new Date() }
+              : { right_cursor: page.nextCursor, right_done: !page.hasMore, updated_at: new Date() },
+          )
+          .where('table_mapping_id', '=', m.tableMappingId)
+          .execute();
+      });
+    }
+    return { kind: 'downloading' };
+  }
+
+  // 2. Match: a key held by exactly one record on each side pairs them (duplicates pair nothing).
+  if (!state.matched) {
+    await sql`
+      with keys as (
+        select match_key,
+          count(*) filter (where side = 'left') as l,
+          count(*) filter (where side = 'right') as r
+        from first_sync_record
+        where table_mapping_id = ${m.tableMappingId} and match_key is not null
+        group by match_key
+      )
+      insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow)
+      select ${ownerId}, tm.core_base_id, ${m.tableMappingId}, lr.remote_id, rr.remote_id, '{}'::jsonb
+      from keys k
+      join first_sync_record lr on lr.table_mapping_id = ${m.tableMappingId} and lr.side = 'left' and lr.match_key = k.match_key
+      join first_sync_record rr on rr.table_mapping_id = ${m.tableMappingId} and rr.side = 'right' and rr.match_key = k.match_key
+      join table_mapping tm on tm.id = ${m.tableMappingId}
+      where k.l = 1 and k.r = 1
+      on conflict do nothing`.execute(db);
+    await db
+      .updateTable('first_sync_state')
+      .set({ matched: true, updated_at: new Date() })
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .execute();
+  }
+
+  // 3. Reconcile a chunk: left records with their partners, then right records without one.
+  const side = state.reconcile_side === 'right' ? 'right' : 'left';
+  const after = state.reconcile_after;
+  const toRecord = (r: { remote_id: string; fields: Record<string, unknown> }): RecordData => ({
+    id: r.remote_id,
+    fields: r.fields as RecordData['fields'],
+  });
+  if (side === 'left') {
+    const rows = await db
+      .selectFrom('first_sync_record')
+      .select(['id', 'remote_id', 'fields'])
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .where('side', '=', 'left')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(RECONCILE_CHUNK)
+      .execute();
+    if (rows.length > 0) {
+      const partners = await db
+        .selectFrom('first_sync_record as r')
+        .innerJoin('core_meta_record as l', (j) =>
+          j.onRef('l.right_remote_id', '=', 'r.remote_id').on('l.table_mapping_id', '=', m.tableMappingId),
+        )
+        .select(['r.remote_id', 'r.fields'])
+        .where('r.table_mapping_id', '=', m.tableMappingId)
+        .where('r.side', '=', 'right')
+        .where(
+          'l.left_remote_id',
+          'in',
+          rows.map((r) => r.remote_id),
+        )
+        .execute();
+      await db
+        .updateTable('first_sync_state')
+        .set({ reconcile_after: String(rows[rows.length - 1]?.id), updated_at: new Date() })
+        .where('table_mapping_id', '=', m.tableMappingId)
+        .execute();
+      return {
+        kind: 'pages',
+        left: { ...emptyPage(null), records: rows.map(toRecord) },
+        right: { ...emptyPage(null), records: partners.map(toRecord) },
+      };
+    }
+    await db
+      .updateTable('first_sync_state')
+      .set({ reconcile_side: 'right', reconcile_after: '0', updated_at: new Date() })
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .execute();
+  }
+  const unpaired = await db
+    .selectFrom('first_sync_record as r')
+    .select(['r.id', 'r.remote_id', 'r.fields'])
+    .where('r.table_mapping_id', '=', m.tableMappingId)
+    .where('r.side', '=', 'right')
+    .where('r.id', '>', side === 'right' ? after : '0')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('core_meta_record as l')
+            .select('l.id')
+            .where('l.table_mapping_id', '=', m.tableMappingId)
+            .whereRef('l.right_remote_id', '=', 'r.remote_id'),
+        ),
+      ),
+    )
+    .orderBy('r.id')
+    .limit(RECONCILE_CHUNK)
+    .execute();
+  if (unpaired.length > 0) {
+    await db
+      .updateTable('first_sync_state')
+      .set({ reconcile_after: String(unpaired[unpaired.length - 1]?.id), updated_at: new Date() })
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .execute();
+    return {
+      kind: 'pages',
+      left: emptyPage(null),
+      right: { ...emptyPage(null), records: unpaired.map(toRecord) },
+    };
+  }
+
+  // Done: the runner goes on from where both scans ended (changes since they began).
+  await db.transaction().execute(async (trx) => {
+    for (const [tableId, cursor] of [
+      [m.left.tableId, state.left_cursor],
+      [m.right.tableId, state.right_cursor],
+    ] as const) {
+      await trx
+        .insertInto('sync_cursor')
+        .values({ external_table_id: tableId, owner_id: ownerId, cursor, full_scan_complete: true })
+        .onConflict((oc) =>
+          oc
+            .column('external_table_id')
+            .doUpdateSet({ cursor, full_scan_complete: true, updated_at: new Date() }),
+        )
+        .execute();
+    }
+    await trx.deleteFrom('first_sync_record').where('table_mapping_id', '=', m.tableMappingId).execute();
+    await trx.deleteFrom('first_sync_state').where('table_mapping_id', '=', m.tableMappingId).execute();
+  });
+  return { kind: 'not_first_sync' };
+}
