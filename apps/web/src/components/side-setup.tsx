@@ -18,7 +18,13 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { signInWithPopup } from '../lib/oauth';
-import { useConnections, useConnectorInfo, useDemoDatabases, useInvalidateSync } from '../lib/sync-queries';
+import {
+  useConnections,
+  useConnectorInfo,
+  useDemoDatabases,
+  useInvalidateSync,
+  useSandboxApps,
+} from '../lib/sync-queries';
 import { ErrorAlert } from './error-alert';
 
 type Side = 'left' | 'right';
@@ -160,6 +166,16 @@ function ChooseConnection({
   const client = useQueryClient();
   const connections = useConnections(info.connectorType);
   const demos = useDemoDatabases();
+  const sandboxes = useSandboxApps();
+  const connectSandbox = useMutation({
+    mutationFn: () =>
+      api<ExternalConnection>(`/rest/sandbox-apps/${info.connectorType}/connect`, { method: 'POST' }),
+    onSuccess: (c) => {
+      void client.invalidateQueries({ queryKey: ['external-connections'] });
+      onChosen(c);
+    },
+    onError: (e) => showError(e, 'Could not connect the sandbox'),
+  });
   const connectDemo = useMutation({
     mutationFn: (name: string) =>
       api<ExternalConnection>(`/rest/demo-databases/${name}/connect`, { method: 'POST' }),
@@ -189,6 +205,7 @@ function ChooseConnection({
   });
   const existing = connections.data?.items ?? [];
   const showDemos = info.connectorType === 'postgresql' && demos.data?.available;
+  const sandbox = sandboxes.data?.items.find((i) => i.connectorType === info.connectorType);
 
   return (
     <Stack gap="sm">
@@ -209,6 +226,23 @@ function ChooseConnection({
                 Use {d.displayName}
               </Button>
             ))}
+          </Group>
+        </Stack>
+      ) : null}
+      {sandbox ? (
+        <Stack gap={6}>
+          <Text size="sm" fw={600}>
+            No {info.displayName} account at hand?
+          </Text>
+          <Group gap="xs">
+            <Button
+              variant="light"
+              loading={connectSandbox.isPending}
+              onClick={() => connectSandbox.mutate()}
+              title={sandbox.description}
+            >
+              Use the {info.displayName} Sandbox
+            </Button>
           </Group>
         </Stack>
       ) : null}

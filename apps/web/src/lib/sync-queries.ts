@@ -58,6 +58,20 @@ export function useDemoDatabases() {
   });
 }
 
+export type SandboxApps = {
+  available: boolean;
+  items: { connectorType: string; displayName: string; description: string }[];
+};
+
+/** Simulated app accounts a local server offers, to try a connector without an account. */
+export function useSandboxApps() {
+  return useQuery({
+    queryKey: ['sandbox-apps'],
+    queryFn: () => api<SandboxApps>('/rest/sandbox-apps'),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+}
+
 export function useLatestPreview(coreBaseId: string | undefined, refetchInterval: number | false) {
   return useQuery({
     queryKey: ['sync-previews', coreBaseId],
