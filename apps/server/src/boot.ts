@@ -75,7 +75,12 @@ export async function boot(
       sandboxUrls,
       allowCustomBaseUrl: allowPrivateHosts,
     };
-    const runtimeConnectors = createRuntimeConnectors({}, { airtable: { ...airtable, pool } });
+    // Notion and Google Sheets: the apps' own APIs, or the sandbox's simulators (any URL when local).
+    const saas = { sandboxUrls, allowCustomBaseUrl: allowPrivateHosts };
+    const runtimeConnectors = createRuntimeConnectors(
+      {},
+      { airtable: { ...airtable, pool }, notion: { ...saas, pool }, googleSheets: { ...saas, pool } },
+    );
     const secretBox = createSecretBox(secrets.secretKey);
     const ctx: AppContext = {
       boss,
@@ -92,6 +97,8 @@ export async function boot(
         allowPrivateHosts,
         supabase: config.supabase,
         airtable,
+        notion: saas,
+        googleSheets: saas,
       }),
       sandbox,
     };

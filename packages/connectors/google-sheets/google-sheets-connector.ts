@@ -794,7 +794,16 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     const deletedIds =
       c.mode === 'diff' ? Object.keys(c.prev ?? {}).filter((id) => c.acc[id] === undefined) : [];
     const next: Cursor = { v: 1, mode: 'diff', sheetId, row: null, last: null, acc: {}, prev: c.acc };
-    return { records, deletedIds, nextCursor: encode(next), hasMore: false, scanComplete: c.mode === 'scan' };
+    // Absence is evidence only when this one page holds the whole sheet: the runtime reads a page with
+    // scanComplete as the whole table, so the last page of a longer scan must not say so (the next
+    // pass, a diff, reports rows gone since as deletedIds).
+    return {
+      records,
+      deletedIds,
+      nextCursor: encode(next),
+      hasMore: false,
+      scanComplete: c.mode === 'scan' && cursor === null,
+    };
   }
 
   // --- write

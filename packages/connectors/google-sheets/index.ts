@@ -16,3 +16,15 @@ export {
   toCanonical,
   toCellInput,
 } from './google-sheets-connector';
+export {
+  createGoogleSheetsPort,
+  createGoogleSheetsRuntimeConnector,
+  GOOGLE_DRIVE_API_URL,
+  GOOGLE_OAUTH_TOKEN_URL,
+  GOOGLE_SHEETS_API_URL,
+  type GoogleSheetsItems,
+  type GoogleSheetsPort,
+  type GoogleSheetsSettings,
+  parseSheetRemoteId,
+  sheetRemoteId,
+} from './port';

@@ -19,6 +19,16 @@ export {
   verifyNotionSignature,
 } from './notion-connector';
 export {
+  createNotionPort,
+  createNotionRuntimeConnector,
+  NOTION_API_URL,
+  type NotionItems,
+  type NotionPort,
+  type NotionSettings,
+  notionApiUrl,
+  notionDiscoveredTable,
+} from './port';
+export {
   markdownToRichText,
   NOTION_SEGMENTS_MAX,
   NOTION_TEXT_MAX,

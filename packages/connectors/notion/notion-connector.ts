@@ -11,8 +11,10 @@
  *   ascending. Notion rounds last_edited_time down to the minute, so <since> is the server time at
  *   the start of the previous pass, floored to the minute, minus an overlap (one minute by default),
  *   and pages re-read in that overlap are dropped when their content hash equals what was delivered.
- *   Trashed pages are not returned by queries: deletes are detected by absence after a full scan (or
- *   by `fetchPages` after a page.deleted webhook).
+ *   Trashed pages are not returned by queries: deletes are detected by absence when one page holds
+ *   the whole data source (scanComplete), at the end of every pass of changes by a query of the
+ *   pages trashed since its lower bound (`in_trash: true`), or by `fetchPages` after a page.deleted
+ *   webhook.
  * - write: one page per request (create POST /v1/pages, update PATCH, delete = PATCH in_trash),
  *   within Notion's limits (2000 characters per rich text segment, 100 segments, 100 relations);
  *   values beyond them fail their item with a validation error before any request.
@@ -61,6 +63,8 @@ export const NOTION_RATE_LIMIT: RateLimitPolicy = { scope: 'token', windows: [{ 
 export const DEFAULT_OVERLAP_MS = 60_000;
 /** Dedupe memory kept in a cursor; beyond it a few pages may be delivered twice (harmless). */
 const MAX_SEEN = 5000;
+/** The `seen` mark of a page reported deleted (trashed) by a pass. */
+const TRASHED = 'trashed';
 
 // ---------------------------------------------------------------------------------------------
 // Notion shapes
@@ -644,16 +648,56 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
       if (Date.parse(page.last_edited_time) >= nextSince) gathered[page.id] = hash;
     }
     const hasMore = res.body.has_more && res.body.next_cursor !== null;
+    // At the end of a pass of changes, pages trashed since its lower bound are deletes.
+    const deletedIds = st.m === 'changes' && !hasMore ? await trashedSince(dataSourceId, st, gathered) : [];
     const next: ReadCursor = hasMore
       ? { ...st, c: res.body.next_cursor as string, hw, next: capSeen(gathered) }
       : { v: 1, m: 'changes', since: nextSince, seen: capSeen(gathered) };
     return {
       records,
-      deletedIds: [],
+      deletedIds,
       nextCursor: encodeCursor(next),
       hasMore,
-      scanComplete: st.m === 'scan' && !hasMore,
+      // Absence is evidence only when this one page holds the whole data source: the runtime reads a
+      // page with scanComplete as the whole table, so the last page of a longer scan must not say so.
+      scanComplete: st.m === 'scan' && !st.c && !hasMore,
     };
+  }
+
+  /**
+   * Pages of the data source moved to the trash (trashing moves last_edited_time) since the pass's
+   * lower bound; ones already reported by the previous pass (inside the overlap) are not repeated.
+   */
+  async function trashedSince(
+    dataSourceId: string,
+    st: ReadCursor,
+    gathered: Record<string, string>,
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    let start: string | undefined;
+    do {
+      const { body } = await http.request<QueryResponse>({
+        method: 'POST',
+        path: `/v1/data_sources/${dataSourceId}/query`,
+        body: {
+          page_size: NOTION_MAX_PAGE_SIZE,
+          in_trash: true,
+          filter: {
+            timestamp: 'last_edited_time',
+            last_edited_time: { on_or_after: new Date(st.since as number).toISOString() },
+          },
+          ...(start ? { start_cursor: start } : {}),
+        },
+        idempotent: true,
+      });
+      for (const page of body.results) {
+        if (page.in_trash !== true && page.archived !== true) continue;
+        gathered[page.id] = TRASHED;
+        if (st.seen?.[page.id] !== TRASHED) ids.push(page.id);
+      }
+      start = body.has_more ? (body.next_cursor ?? undefined) : undefined;
+    } while (start);
+    return ids;
   }
 
   async function findBySyncId(

@@ -33,7 +33,9 @@ export function isRetryable(code: ConnectorErrorCode): boolean {
 
 /**
  * One page of a table. The cursor is opaque to everyone but the connector; a null cursor asks for a
- * full scan, and `scanComplete` says the full scan reached its end (absence is then evidence).
+ * full scan, and `scanComplete` says this one page holds the whole table (absence in it is then
+ * evidence: the runtime reconciles a scanComplete page against every link). A scan over several pages
+ * never sets it; such connectors report deletes as `deletedIds` on a later pass.
  */
 export type ReadPage = {
   records: RecordData[];

@@ -10,6 +10,7 @@ export {
   DRIVE_TOKEN as GOOGLE_SHEETS_DRIVE_TOKEN,
   type GoogleSheetsSimulator,
   GoogleSheetsState,
+  SCOPES as GOOGLE_SHEETS_SCOPES,
   type StartGoogleSheetsSimulatorOptions,
   seedSales,
   startGoogleSheetsSimulator,
@@ -26,7 +27,12 @@ export {
   systemClock,
   TokenRegistry,
 } from './http.ts';
-export { type NotionSimulator, NotionState, startNotionSimulator } from './notion/index.ts';
+export {
+  type NotionSimulator,
+  NotionState,
+  seedWorkspace as seedNotionWorkspace,
+  startNotionSimulator,
+} from './notion/index.ts';
 export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,

@@ -76,16 +76,33 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Google Sheets',
     connectorType: 'google_sheets',
-    auth: { type: 'oauth2', requiredItems: [] },
-    requiredBaseExtras: [item('spreadsheetId', 'Spreadsheet', 'text')],
-    isInBeta: false,
+    // Available once registered: an OAuth access token (sign in with Google; the sandbox gives one).
+    // A base is a spreadsheet, chosen from the account's spreadsheets.
+    auth: {
+      type: 'oauth2',
+      requiredItems: [
+        item('accessToken', 'Access token', 'password', {
+          optional: true,
+          placeholder: 'ya29.…',
+          help: 'An OAuth access token with the drive.file (or spreadsheets) scope, as Google sign-in gives.',
+        }),
+      ],
+    },
+    requiredBaseExtras: [],
+    isInBeta: true,
   },
   {
     displayName: 'Notion',
     connectorType: 'notion',
+    // Available once registered: an internal integration token (Notion's public OAuth is not offered yet).
     auth: {
-      type: 'oauth2',
-      requiredItems: [item('internalToken', 'Internal integration token', 'password', { optional: true })],
+      type: 'connection_items',
+      requiredItems: [
+        item('internalToken', 'Internal integration token', 'password', {
+          placeholder: 'ntn_…',
+          help: 'From notion.so/profile/integrations; share your databases with the integration (••• → Connections).',
+        }),
+      ],
     },
     requiredBaseExtras: [],
     isInBeta: false,

@@ -1,5 +1,7 @@
 import { ConnectorError } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
+import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
+import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
 import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
 import {
   createSupabasePort,
@@ -81,6 +83,28 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
   };
 };
 
+/** Notion: an internal integration token; `baseUrl` only for the sandbox or a local server. */
+const notion = (settings: NotionSettings): ConnectorPort => {
+  const port = createNotionPort(settings);
+  return {
+    type: 'notion',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
+/** Google Sheets: an OAuth access token (renewed with a refresh token when a client is configured). */
+const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
+  const port = createGoogleSheetsPort(settings);
+  return {
+    type: 'google_sheets',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
 /**
  * The connectors this server can use. A connector is registered here once it is built and passes
  * its tests; connector-info shows the others as not available.
@@ -89,6 +113,8 @@ export function createConnectorRegistry(options: {
   allowPrivateHosts: boolean;
   supabase?: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
   airtable?: AirtableSettings;
+  notion?: NotionSettings;
+  googleSheets?: GoogleSheetsSettings;
 }): ConnectorRegistry {
   const ports = new Map<ConnectorType, ConnectorPort>([
     ['postgresql', postgresql(options.allowPrivateHosts)],
@@ -102,6 +128,11 @@ export function createConnectorRegistry(options: {
       }),
     ],
     ['airtable', airtable({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.airtable })],
+    ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
+    [
+      'google_sheets',
+      googleSheets({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.googleSheets }),
+    ],
   ]);
   return { get: (type) => ports.get(type) };
 }

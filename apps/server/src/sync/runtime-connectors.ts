@@ -1,5 +1,10 @@
 import type { TableConnector } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtableRuntimeConnector } from '@lockstep/connectors/airtable';
+import {
+  createGoogleSheetsRuntimeConnector,
+  type GoogleSheetsSettings,
+} from '@lockstep/connectors/google-sheets';
+import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
 import { createPostgresqlConnector, type PostgresqlConnector } from '@lockstep/connectors/postgresql';
 import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 
@@ -33,9 +38,40 @@ export function airtableRuntimeFactory(
   };
 }
 
+/** One connector per connection's items, kept across a run's chunks (caches, idempotency keys). */
+function cachedFactory(
+  make: (secrets: Record<string, string>) => TableConnector,
+): (secrets: Record<string, string>) => TableConnector {
+  const cache = new Map<string, TableConnector>();
+  return (secrets) => {
+    const key = JSON.stringify(Object.entries(secrets).sort());
+    let c = cache.get(key);
+    if (!c) {
+      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+      c = make(secrets);
+      cache.set(key, c);
+    }
+    return c;
+  };
+}
+
+/** Notion in runs: the settings of its port; the 3 requests per second shared through the pool. */
+export function notionRuntimeFactory(
+  settings: NotionSettings,
+): (secrets: Record<string, string>) => TableConnector {
+  return cachedFactory((secrets) => createNotionRuntimeConnector(settings, secrets));
+}
+
+/** Google Sheets in runs: the settings of its port; the per-user quota shared through the pool. */
+export function googleSheetsRuntimeFactory(
+  settings: GoogleSheetsSettings,
+): (secrets: Record<string, string>) => TableConnector {
+  return cachedFactory((secrets) => createGoogleSheetsRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, (secrets: Record<string, string>) => TableConnector> = {},
-  options: { airtable?: AirtableSettings } = {},
+  options: { airtable?: AirtableSettings; notion?: NotionSettings; googleSheets?: GoogleSheetsSettings } = {},
 ): RuntimeConnectors & {
   register: (type: string, factory: (secrets: Record<string, string>) => TableConnector) => void;
   close: () => Promise<void>;
@@ -56,6 +92,8 @@ export function createRuntimeConnectors(
     // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project.
     supabase: (secrets) => postgresql(supabaseDatabaseItems(secrets) as Record<string, string>),
     airtable: airtableRuntimeFactory(options.airtable ?? {}),
+    notion: notionRuntimeFactory(options.notion ?? {}),
+    google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,
   };
   return {

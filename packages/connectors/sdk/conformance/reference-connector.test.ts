@@ -170,7 +170,7 @@ function referenceConnector(baseUrl: string, token: string): TableConnector {
         records: body.records.map((r) => ({ id: r.id, fields: r.fields })),
         deletedIds: [],
         hasMore: Boolean(body.next),
-        scanComplete: !body.next,
+        scanComplete: cursor.after === null && !body.next,
         nextCursor: encode({ after: body.next ?? null, seq }),
       };
     },

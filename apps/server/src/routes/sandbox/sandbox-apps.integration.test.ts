@@ -37,7 +37,11 @@ describe('sandbox apps', () => {
     const list = await api(ada, 'GET', '/rest/sandbox-apps');
     expect(list).toEqual({
       available: true,
-      items: [expect.objectContaining({ connectorType: 'airtable', displayName: 'Airtable Sandbox' })],
+      items: [
+        expect.objectContaining({ connectorType: 'airtable', displayName: 'Airtable Sandbox' }),
+        expect.objectContaining({ connectorType: 'notion', displayName: 'Notion Sandbox' }),
+        expect.objectContaining({ connectorType: 'google_sheets', displayName: 'Google Sheets Sandbox' }),
+      ],
     });
     const info = await api(ada, 'GET', '/rest/connector-info');
     expect(info.find((c: { connectorType: string }) => c.connectorType === 'airtable')).toMatchObject({
@@ -104,6 +108,109 @@ describe('sandbox apps', () => {
       options: expect.objectContaining({ currencyCode: 'USD', currencyDigits: 2 }),
     });
     expect(col(deals, 'Summary')).toMatchObject({ fieldType: 'json', readOnly: true });
+  });
+
+  it('connects each user to a Notion workspace of their own: databases as bases, data sources as tables', async () => {
+    const info = await api(ada, 'GET', '/rest/connector-info');
+    expect(info.find((c: { connectorType: string }) => c.connectorType === 'notion')).toMatchObject({
+      available: true,
+      auth: { requiredItems: [expect.objectContaining({ name: 'internalToken', secret: true })] },
+    });
+    const conn = await api(ada, 'POST', '/rest/sandbox-apps/notion/connect');
+    expect(conn).toMatchObject({ type: 'notion', name: 'Notion Sandbox', status: 'ok' });
+    expect(conn.connectionItems.internalToken).toBeUndefined();
+    expect(conn.connectionItems.baseUrl).toBe(t.ctx.sandbox?.notion?.url);
+    const bases = (await api(ada, 'PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
+      .basePreviews as { remoteId: string; name: string }[];
+    expect(bases.map((b) => b.name).sort()).toEqual(['Companies', 'People']);
+
+    const other = await api(bob, 'POST', '/rest/sandbox-apps/notion/connect');
+    const otherBases = (
+      await api(bob, 'PATCH', `/rest/external-connections/${other.id}/fetch-base-previews`, {})
+    ).basePreviews as { remoteId: string }[];
+    expect(otherBases).toHaveLength(2);
+    for (const b of otherBases) expect(bases.map((x) => x.remoteId)).not.toContain(b.remoteId);
+
+    const people = bases.find((b) => b.name === 'People') as { remoteId: string };
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Sandbox Notion' });
+    const full = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'notion',
+      name: 'People',
+      remoteId: people.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const [table] = full.leftExternalBase.externalTables;
+    expect(table.name).toBe('People');
+    const col = (name: string) => table.externalColumns.find((c: { name: string }) => c.name === name);
+    expect(col('Name')).toMatchObject({ fieldType: 'text', readOnly: false });
+    expect(col('Email')).toMatchObject({ fieldType: 'email', readOnly: false });
+    expect(col('Status')).toMatchObject({
+      fieldType: 'single_select',
+      options: expect.objectContaining({ choices: ['Lead', 'Contacted', 'Active', 'Customer', 'Churned'] }),
+    });
+    expect(col('Notes')).toMatchObject({ fieldType: 'rich_text' });
+    expect(col('Company')).toMatchObject({ fieldType: 'relations' });
+    expect(col('Created')).toMatchObject({ readOnly: true });
+  });
+
+  it('connects each user to a Google account of their own: spreadsheets as bases, header rows as fields', async () => {
+    const info = await api(ada, 'GET', '/rest/connector-info');
+    expect(info.find((c: { connectorType: string }) => c.connectorType === 'google_sheets')).toMatchObject({
+      available: true,
+      auth: { requiredItems: [expect.objectContaining({ name: 'accessToken', secret: true })] },
+    });
+    const conn = await api(ada, 'POST', '/rest/sandbox-apps/google_sheets/connect');
+    expect(conn).toMatchObject({ type: 'google_sheets', name: 'Google Sheets Sandbox', status: 'ok' });
+    expect(conn.connectionItems.accessToken).toBeUndefined();
+    const bases = (await api(ada, 'PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
+      .basePreviews as { remoteId: string; name: string }[];
+    // drive.file: only the spreadsheet shared with the app, not "Budget 2026".
+    expect(bases).toEqual([{ remoteId: expect.any(String), name: 'Sales pipeline' }]);
+    const other = await api(bob, 'POST', '/rest/sandbox-apps/google_sheets/connect');
+    expect(other.connectionItems.baseUrl).not.toBe(conn.connectionItems.baseUrl);
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Sandbox Sheets' });
+    const full = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'google_sheets',
+      name: 'Sales pipeline',
+      remoteId: bases[0]?.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const tables = full.leftExternalBase.externalTables;
+    expect(tables.map((x: { name: string }) => x.name).sort()).toEqual(['Companies', 'Leads']);
+    const leads = tables.find((x: { name: string }) => x.name === 'Leads');
+    const companies = tables.find((x: { name: string }) => x.name === 'Companies');
+    expect(leads.remoteId).toBe(`${bases[0]?.remoteId}/0`);
+    const col = (name: string) => leads.externalColumns.find((c: { name: string }) => c.name === name);
+    expect(leads.externalColumns.map((c: { name: string }) => c.name).sort()).toEqual([
+      'Company',
+      'Deal size',
+      'Email',
+      'Name',
+      'Newsletter',
+      'Signed up',
+      'Stage',
+    ]);
+    expect(col('Newsletter')).toMatchObject({ fieldType: 'boolean' });
+    expect(col('Signed up')).toMatchObject({ fieldType: 'date' });
+    expect(col('Deal size')).toMatchObject({ fieldType: 'currency' });
+    expect(
+      companies.externalColumns.find((c: { name: string }) => c.name === 'Revenue per employee'),
+    ).toMatchObject({ readOnly: true });
+
+    // A production server refuses the simulator's address once the sandbox is gone.
+    const { createConnectorRegistry } = await import('../../connectors/connector-registry');
+    const production = createConnectorRegistry({ allowPrivateHosts: false, googleSheets: {} }).get(
+      'google_sheets',
+    );
+    const gone = await production
+      ?.check({ accessToken: 'ya29.x', baseUrl: conn.connectionItems.baseUrl, sandbox: 'true' })
+      .catch((e: unknown) => e);
+    expect(gone).toMatchObject({ code: 'auth_invalid' });
   });
 
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {

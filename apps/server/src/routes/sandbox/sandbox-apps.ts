@@ -40,7 +40,7 @@ export function sandboxApps(app: RestApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const { userId } = principalOf(request);
-      const account = ctx.sandbox?.connect(request.params.connectorType) ?? null;
+      const account = (await ctx.sandbox?.connect(request.params.connectorType)) ?? null;
       if (!account) {
         throw new HttpError(
           404,
