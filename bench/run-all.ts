@@ -6,6 +6,9 @@ const modules = [
   './engine/match.bench.ts',
   './engine/link-memory.bench.ts',
   './runtime/pg-first-sync.bench.ts',
+  './runtime/pg-propagation-latency.bench.ts',
+  './runtime/pg-bulk-propagation.bench.ts',
+  './saas/airtable-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);

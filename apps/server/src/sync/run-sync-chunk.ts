@@ -21,6 +21,8 @@ import type { RuntimeConnectors } from './runtime-connectors';
 /** Records read per page; a side whose connector writes bigger batches reads pages that size. */
 const PAGE_SIZE = 500;
 const pageSizeOf = (c: TableConnector) => Math.max(PAGE_SIZE, c.capabilities.batchSize);
+/** Write batches of at most this many, so a page's batches can be pipelined (see applyResult). */
+const PIPELINED_BATCH = 1000;
 
 type Deps = { db: Db; secretBox: SecretBox; connectors: RuntimeConnectors };
 type Counts = Record<string, number>;
@@ -517,88 +519,110 @@ async function applyResult(deps: Deps, a: ApplyInput) {
   bump(counts, 'echoes', result.stats.echoes);
   bump(counts, 'conflicts', result.stats.conflicts);
   const batches = planWrites(result.operations, {
-    left: a.connectors.left.capabilities.batchSize,
-    right: a.connectors.right.capabilities.batchSize,
+    left: Math.min(a.connectors.left.capabilities.batchSize, PIPELINED_BATCH),
+    right: Math.min(a.connectors.right.capabilities.batchSize, PIPELINED_BATCH),
   });
-  for (const batch of batches) {
-    const side = batch.side;
-    const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
-    // Creates are recorded before calling the app: a crash between the write and the link is
-    // recognised and the create replayed with its key (recoverPendingCreates). Updates and deletes
-    // need no record: their cursor has not moved, so the next run reads and writes them again.
-    const ops = batch.operations;
-    const creates = ops.filter((op) => op.kind === 'create');
-    const pending = rowsDoc(
-      creates.map((op) => ({
-        k: op.idempotencyKey,
-        l: op.linkId,
-        o: op.kind,
-        p: { tableMappingId: m.tableMappingId, op },
-      })),
-    );
-    if (creates.length > 0)
-      await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, core_meta_record_id, side, operation, payload)
+  // Pipelined: while one batch's links, shadows and operations are stored (Lockstep's database),
+  // the next batch is recorded and written to the app. At most one batch's bookkeeping is in
+  // flight, and it is always awaited before returning (or throwing).
+  let inFlight: Promise<void> | null = null;
+  let failure: { error: unknown } | null = null;
+  const settle = async () => {
+    if (inFlight) await inFlight;
+    inFlight = null;
+    if (failure) throw failure.error;
+  };
+  try {
+    for (const batch of batches) {
+      const side = batch.side;
+      const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
+      // Creates are recorded before calling the app: a crash between the write and the link is
+      // recognised and the create replayed with its key (recoverPendingCreates). Updates and deletes
+      // need no record: their cursor has not moved, so the next run reads and writes them again.
+      const ops = batch.operations;
+      const creates = ops.filter((op) => op.kind === 'create');
+      const pending = rowsDoc(
+        creates.map((op) => ({
+          k: op.idempotencyKey,
+          l: op.linkId,
+          o: op.kind,
+          p: { tableMappingId: m.tableMappingId, op },
+        })),
+      );
+      if (creates.length > 0)
+        await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, core_meta_record_id, side, operation, payload)
         select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, u.l, ${side}, u.o, u.p
           from json_to_recordset(${pending}::json) as u(k text, l uuid, o text, p jsonb)
         on conflict (idempotency_key) do nothing`.execute(db);
-    const requests: WriteRequest[] = batch.operations.map((op) =>
-      op.kind === 'create'
-        ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
-        : op.kind === 'update'
-          ? { kind: 'update', remoteId: op.remoteId, fields: op.fields, idempotencyKey: op.idempotencyKey }
-          : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
-    );
-    const results = await a.connectors[side].write(table, requests);
-    // One transaction per batch; new records (the bulk of a first sync) and updates are applied with
-    // a few set-based statements per batch.
-    await db.transaction().execute(async (trx) => {
-      const created: {
-        op: Extract<WriteOp, { kind: 'create' }>;
-        remoteId: string;
-        postImage: RecordData | null;
-      }[] = [];
-      const updated: {
-        op: Extract<WriteOp, { kind: 'update' }>;
-        remoteId: string;
-        postImage: RecordData | null;
-        before: Shadow | null;
-      }[] = [];
-      for (const [i, op] of batch.operations.entries()) {
-        const r = results[i];
-        if (!r?.ok) {
-          const error =
-            r && !r.ok
-              ? r.error
-              : {
-                  code: 'transient' as const,
-                  message: 'No result for this item',
-                  userFacingMessage: 'The app did not answer for this record.',
-                };
-          await recordIssue(trx, a, op, error);
-          a.openIssues = true;
-          bump(counts, 'failed');
-          continue;
-        }
-        bump(counts, `${op.kind}d_${side}`);
-        if (op.kind === 'create' && op.linkId === null)
-          created.push({ op, remoteId: r.remoteId, postImage: r.postImage });
-        else if (op.kind === 'update' && a.shadows.has(op.linkId))
-          updated.push({
-            op,
-            remoteId: r.remoteId,
-            postImage: r.postImage,
-            before: a.shadows.get(op.linkId) ?? null,
-          });
-        else await applySuccess(trx, a, op, r.remoteId, r.postImage);
-      }
-      if (created.length > 0) await linkCreated(trx, a, created);
-      if (updated.length > 0) await storeUpdated(trx, a, updated);
-      if (creates.length > 0)
-        await sql`delete from pending_write where idempotency_key = any(${creates.map((op) => op.idempotencyKey)}::text[])`.execute(
-          trx,
-        );
-    });
+      const requests: WriteRequest[] = batch.operations.map((op) =>
+        op.kind === 'create'
+          ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
+          : op.kind === 'update'
+            ? { kind: 'update', remoteId: op.remoteId, fields: op.fields, idempotencyKey: op.idempotencyKey }
+            : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
+      );
+      if (failure) break;
+      const results = await a.connectors[side].write(table, requests);
+      await settle();
+      // One transaction per batch; new records (the bulk of a first sync) and updates are applied with
+      // a few set-based statements per batch.
+      inFlight = db
+        .transaction()
+        .execute(async (trx) => {
+          const created: {
+            op: Extract<WriteOp, { kind: 'create' }>;
+            remoteId: string;
+            postImage: RecordData | null;
+          }[] = [];
+          const updated: {
+            op: Extract<WriteOp, { kind: 'update' }>;
+            remoteId: string;
+            postImage: RecordData | null;
+            before: Shadow | null;
+          }[] = [];
+          for (const [i, op] of batch.operations.entries()) {
+            const r = results[i];
+            if (!r?.ok) {
+              const error =
+                r && !r.ok
+                  ? r.error
+                  : {
+                      code: 'transient' as const,
+                      message: 'No result for this item',
+                      userFacingMessage: 'The app did not answer for this record.',
+                    };
+              await recordIssue(trx, a, op, error);
+              a.openIssues = true;
+              bump(counts, 'failed');
+              continue;
+            }
+            bump(counts, `${op.kind}d_${side}`);
+            if (op.kind === 'create' && op.linkId === null)
+              created.push({ op, remoteId: r.remoteId, postImage: r.postImage });
+            else if (op.kind === 'update' && a.shadows.has(op.linkId))
+              updated.push({
+                op,
+                remoteId: r.remoteId,
+                postImage: r.postImage,
+                before: a.shadows.get(op.linkId) ?? null,
+              });
+            else await applySuccess(trx, a, op, r.remoteId, r.postImage);
+          }
+          if (created.length > 0) await linkCreated(trx, a, created);
+          if (updated.length > 0) await storeUpdated(trx, a, updated);
+          if (creates.length > 0)
+            await sql`delete from pending_write where idempotency_key = any(${creates.map((op) => op.idempotencyKey)}::text[])`.execute(
+              trx,
+            );
+        })
+        .catch((error: unknown) => {
+          failure = { error };
+        });
+    }
+  } finally {
+    if (inFlight) await inFlight;
   }
+  if (failure) throw (failure as { error: unknown }).error;
   if (result.shadowUpdates.length > 0) {
     const u = result.shadowUpdates;
     await sql`update core_meta_record as c set shadow = u.s, shadow_version = c.shadow_version + 1, updated_at = now()

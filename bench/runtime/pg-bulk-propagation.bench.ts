@@ -1,0 +1,50 @@
+import { type BenchRow, runStandalone } from '../harness';
+import { count, quiet, startTwoWaySync, waitFor } from './two-way-setup';
+
+const ROWS = Number(process.env.LOCKSTEP_BENCH_BULK_ROWS ?? 10_000);
+
+/**
+ * Bulk propagation, PostgreSQL <-> PostgreSQL through the real runtime (trigger, NOTIFY, pg-boss,
+ * worker): one transaction updates every row of a `ROWS`-row table on side A, timed from its commit
+ * until side B holds the same values; then one transaction inserts `ROWS` new rows on side B, timed
+ * until side A has them all.
+ */
+export async function run(): Promise<BenchRow[]> {
+  const sync = await startTwoWaySync({ rows: ROWS, port: 3996 });
+  try {
+    const watchA = await sync.connect('bench_a');
+    const watchB = await sync.connect('bench_b');
+    const sumOf = async (c: typeof watchA) =>
+      Number((await c.query('select coalesce(sum(n), 0) as s from items')).rows[0].s);
+
+    await sync.a.query('update items set n = n + 1');
+    const updateMs = await waitFor(async () => (await sumOf(watchB)) === ROWS, 120_000, 10);
+    await quiet(sync.ctx.db, sync.coreBaseId);
+
+    await sync.b.query(
+      `insert into items select g, 'new ' || g, 0, g / 3.0, now() from generate_series(${ROWS + 1}, ${ROWS * 2}) g`,
+    );
+    const insertMs = await waitFor(async () => (await count(watchA)) === ROWS * 2, 120_000, 10);
+    await quiet(sync.ctx.db, sync.coreBaseId);
+
+    return [
+      {
+        name: `bulk propagation, one transaction updating ${ROWS} rows, A -> B`,
+        value: updateMs / 1000,
+        unit: 's',
+        target: '<= 0.5 s',
+        note: `first sync of the ${ROWS} rows took ${(sync.firstSyncMs / 1000).toFixed(1)} s through the queue`,
+      },
+      {
+        name: `bulk propagation, one transaction inserting ${ROWS} rows, B -> A`,
+        value: insertMs / 1000,
+        unit: 's',
+        target: '<= 0.5 s',
+      },
+    ];
+  } finally {
+    await sync.close();
+  }
+}
+
+await runStandalone(import.meta.url, run);
