@@ -329,17 +329,40 @@ async function recoverPendingCreates(deps: Deps, a: RunContext) {
     .where('core_base_id', '=', a.coreBaseId)
     .where('operation', '=', 'create')
     .execute();
-  for (const row of rows) {
-    const { tableMappingId, op } = row.payload as { tableMappingId: string; op: WriteOp };
-    if (tableMappingId !== a.m.tableMappingId || op.kind !== 'create') continue;
-    const table = op.side === 'left' ? a.m.left.tableRemoteId : a.m.right.tableRemoteId;
-    const [r] = await a.connectors[op.side].write(table, [
-      { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey },
-    ]);
-    await deps.db.transaction().execute(async (trx) => {
-      if (r?.ok) await applySuccess(trx, a, op, r.remoteId, r.postImage, true);
-      await trx.deleteFrom('pending_write').where('idempotency_key', '=', row.idempotency_key).execute();
-    });
+  // Sent again in the connector's batch sizes (a crash can leave a whole batch pending); the app
+  // recognises each key, so a create it already made is returned, not made twice.
+  const pending = rows
+    .map((row) => ({ key: row.idempotency_key, ...(row.payload as { tableMappingId: string; op: WriteOp }) }))
+    .filter((p) => p.tableMappingId === a.m.tableMappingId && p.op.kind === 'create');
+  for (const side of ['left', 'right'] as const) {
+    const mine = pending.filter((p) => p.op.side === side);
+    const table = side === 'left' ? a.m.left.tableRemoteId : a.m.right.tableRemoteId;
+    const size = Math.max(1, a.connectors[side].capabilities.batchSize);
+    for (let i = 0; i < mine.length; i += size) {
+      const batch = mine.slice(i, i + size);
+      const results = await a.connectors[side].write(
+        table,
+        batch.map((p) => ({
+          kind: 'create' as const,
+          fields: (p.op as Extract<WriteOp, { kind: 'create' }>).fields,
+          idempotencyKey: p.op.idempotencyKey,
+        })),
+      );
+      await deps.db.transaction().execute(async (trx) => {
+        for (const [j, p] of batch.entries()) {
+          const r = results[j];
+          if (r?.ok) await applySuccess(trx, a, p.op, r.remoteId, r.postImage, true);
+        }
+        await trx
+          .deleteFrom('pending_write')
+          .where(
+            'idempotency_key',
+            'in',
+            batch.map((p) => p.key),
+          )
+          .execute();
+      });
+    }
   }
 }
 
