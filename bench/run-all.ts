@@ -9,6 +9,7 @@ const modules = [
   './runtime/pg-propagation-latency.bench.ts',
   './runtime/pg-bulk-propagation.bench.ts',
   './saas/airtable-efficiency.bench.ts',
+  './saas/notion-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);
