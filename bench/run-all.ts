@@ -10,6 +10,7 @@ const modules = [
   './runtime/pg-bulk-propagation.bench.ts',
   './saas/airtable-efficiency.bench.ts',
   './saas/notion-efficiency.bench.ts',
+  './saas/google-sheets-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);

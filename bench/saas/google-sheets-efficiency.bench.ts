@@ -1,0 +1,74 @@
+import { createGoogleSheetsConnector } from '@lockstep/connectors/google-sheets';
+import type { CanonicalValue } from '@lockstep/engine';
+import { startGoogleSheetsSimulator } from '@lockstep/simulators';
+import { type BenchRow, runStandalone } from '../harness';
+
+/**
+ * API efficiency against the Google Sheets simulator with Google's quotas on (60 read and 60 write
+ * requests per minute per user): requests per synced row. Sheets writes many rows per request, so
+ * the quota bounds requests, not rows; the figure to watch is requests per row against 1 / batch.
+ * LOCKSTEP_BENCH_SHEETS_ROWS sets the rows written (default 2000).
+ */
+export async function run(): Promise<BenchRow[]> {
+  const rows = Number(process.env.LOCKSTEP_BENCH_SHEETS_ROWS ?? 2000);
+  const sim = await startGoogleSheetsSimulator({ seed: { leads: 0 } });
+  try {
+    const connector = createGoogleSheetsConnector({
+      spreadsheetId: sim.sales?.spreadsheetId as string,
+      baseUrl: sim.url,
+      driveBaseUrl: sim.url,
+      oauthBaseUrl: sim.url,
+      accessToken: sim.token,
+    });
+    const batch = connector.capabilities.batchSize;
+    sim.requestLog.reset();
+    const started = performance.now();
+    for (let i = 0; i < rows; i += batch) {
+      const requests = Array.from({ length: Math.min(batch, rows - i) }, (_, j) => ({
+        kind: 'create' as const,
+        idempotencyKey: `bench-${i + j}`,
+        fields: { Name: `Bench ${i + j}`, Email: `bench${i + j}@example.com` } as Record<
+          string,
+          CanonicalValue
+        >,
+      }));
+      const results = await connector.write('0', requests);
+      if (results.some((r) => !r.ok)) throw new Error('a write failed');
+    }
+    const writeSeconds = (performance.now() - started) / 1000;
+    const writeRequests = sim.requestLog.total;
+
+    sim.requestLog.reset();
+    const readStart = performance.now();
+    let cursor: string | null = null;
+    let read = 0;
+    for (;;) {
+      const page = await connector.read('0', cursor, { pageSize: 500 });
+      read += page.records.length;
+      cursor = page.nextCursor;
+      if (!page.hasMore) break;
+    }
+    const readSeconds = (performance.now() - readStart) / 1000;
+    const readRequests = sim.requestLog.total;
+    return [
+      {
+        name: `Google Sheets writes, ${rows} rows: requests per row`,
+        value: writeRequests / rows,
+        unit: 'req/row',
+        target: `<= ${(1.1 / batch).toFixed(4)} (1.1 / batch of ${batch})`,
+        note: `${writeRequests} requests, ${sim.requestLog.count({ status: 429 })} answered 429, ${(rows / writeSeconds).toFixed(0)} rows/s`,
+      },
+      {
+        name: `Google Sheets full read, ${read} rows: requests per row`,
+        value: readRequests / read,
+        unit: 'req/row',
+        target: '<= 0.0022 (1.1 / page of 500)',
+        note: `${readRequests} requests, ${(read / readSeconds).toFixed(0)} rows/s`,
+      },
+    ];
+  } finally {
+    await sim.close();
+  }
+}
+
+await runStandalone(import.meta.url, run);
