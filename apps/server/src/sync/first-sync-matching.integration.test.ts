@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 
@@ -8,39 +8,19 @@ import { ensureDatabase } from '../db/database';
 // on a different page of the other side: every pair must still be matched, none created twice.
 const ROWS = 12_000;
 let t: TestApp;
-let user: Awaited<ReturnType<typeof signUp>>;
-const json = { 'content-type': 'application/json' };
+let api: Api;
 const suffix = randomBytes(4).toString('hex');
 const urls = { left: '', right: '' };
 
-function urlOf(database: string) {
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function sql(url: string, text: string) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = (url: string, text: string) => query(url, text);
 
 beforeAll(async () => {
   t = await createTestApp();
-  user = await signUp(t.app, 'matching@test.test');
-  await t.app.inject({
-    method: 'POST',
-    url: '/rest/users/current/choose-plan',
-    headers: { ...user.auth, ...json },
-    payload: { productType: 'enterprise' },
-  });
+  api = apiAs(t.app, (await signUp(t.app, 'matching@test.test')).auth);
+  await api('POST', '/rest/users/current/choose-plan', { productType: 'enterprise' });
   for (const side of ['left', 'right'] as const) {
     await ensureDatabase(inject('adminDatabaseUrl'), `match_${side}_${suffix}`);
-    urls[side] = urlOf(`match_${side}_${suffix}`);
+    urls[side] = databaseUrl(`match_${side}_${suffix}`);
     await sql(
       urls[side],
       'create table people (id serial primary key, email text not null unique, name text)',
@@ -58,54 +38,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
-
 describe('first sync of tables larger than a page', () => {
   it('matches every pair across pages and creates nothing twice', async () => {
-    const core = await api('POST', '/rest/core-bases', { name: 'Matching' });
-    for (const side of ['left', 'right'] as const) {
-      const conn = await api('POST', '/rest/external-connections', {
-        type: 'postgresql',
-        connectionItems: { connectionString: urls[side] },
-      });
-      await api('POST', '/rest/external-bases', {
-        type: 'postgresql',
-        name: side,
-        remoteId: 'public',
-        coreBaseId: core.id,
-        externalConnectionId: conn.id,
-        side,
-      });
-    }
-    const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
-    const table = (side: 'leftExternalBase' | 'rightExternalBase') => full[side].externalTables[0];
-    const col = (side: 'leftExternalBase' | 'rightExternalBase', name: string) =>
-      table(side).externalColumns.find((c: { name: string }) => c.name === name).id;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: table('leftExternalBase').id,
-            rightTableId: table('rightExternalBase').id,
-            matchOnFieldId: col('leftExternalBase', 'email'),
-            conflictWinnerSide: 'left',
-            columnMappings: ['email', 'name'].map((n) => ({
-              leftColumnId: col('leftExternalBase', n),
-              rightColumnId: col('rightExternalBase', n),
-            })),
-          },
-        ],
-      },
-    });
+    const core = await setUpPeopleSync(api, urls, { name: 'Matching', conflictWinnerSide: 'left' });
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
     for (let i = 0; i < 1200; i++) {
       const done = await t.ctx.db

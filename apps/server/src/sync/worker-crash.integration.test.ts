@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 
@@ -11,29 +11,14 @@ import { ensureDatabase } from '../db/database';
 // arrives exactly once. The API runs in this process; the workers are real `--role=worker` servers.
 const ROWS = 12_000;
 let t: TestApp;
-let user: Awaited<ReturnType<typeof signUp>>;
-const json = { 'content-type': 'application/json' };
+let api: Api;
 const suffix = randomBytes(4).toString('hex');
 const urls = { left: '', right: '', lockstep: '' };
 const secretKey = randomBytes(32).toString('base64');
 const authSecret = 'test-secret-test-secret-test-secret-0000';
 const workers: ChildProcess[] = [];
 
-function urlOf(database: string) {
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function sql(url: string, text: string, params: unknown[] = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = query;
 
 function startWorker(): ChildProcess {
   const server = path.resolve(import.meta.dirname, '..');
@@ -67,17 +52,12 @@ beforeAll(async () => {
   );
   // Runs queued from here carry the shortest heartbeat too, so the dead worker's run is freed soon.
   await t.ctx.boss.updateQueue('sync-run', { heartbeatSeconds: 10 });
-  urls.lockstep = urlOf(String((await t.ctx.pool.query('select current_database() as d')).rows[0].d));
-  user = await signUp(t.app, 'crash@test.test');
-  await t.app.inject({
-    method: 'POST',
-    url: '/rest/users/current/choose-plan',
-    headers: { ...user.auth, ...json },
-    payload: { productType: 'enterprise' },
-  });
+  urls.lockstep = databaseUrl(String((await t.ctx.pool.query('select current_database() as d')).rows[0].d));
+  api = apiAs(t.app, (await signUp(t.app, 'crash@test.test')).auth);
+  await api('POST', '/rest/users/current/choose-plan', { productType: 'enterprise' });
   for (const side of ['left', 'right'] as const) {
     await ensureDatabase(inject('adminDatabaseUrl'), `crash_${side}_${suffix}`);
-    urls[side] = urlOf(`crash_${side}_${suffix}`);
+    urls[side] = databaseUrl(`crash_${side}_${suffix}`);
     await sql(
       urls[side],
       'create table people (id serial primary key, email text not null unique, name text)',
@@ -94,53 +74,9 @@ afterAll(async () => {
   await t.close();
 });
 
-async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
-
 describe('a worker killed mid-run', () => {
   it('loses nothing and duplicates nothing once another worker takes over', async () => {
-    const core = await api('POST', '/rest/core-bases', { name: 'Crash test' });
-    for (const side of ['left', 'right'] as const) {
-      const conn = await api('POST', '/rest/external-connections', {
-        type: 'postgresql',
-        connectionItems: { connectionString: urls[side] },
-      });
-      await api('POST', '/rest/external-bases', {
-        type: 'postgresql',
-        name: side,
-        remoteId: 'public',
-        coreBaseId: core.id,
-        externalConnectionId: conn.id,
-        side,
-      });
-    }
-    const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
-    const table = (side: 'leftExternalBase' | 'rightExternalBase') => full[side].externalTables[0];
-    const col = (side: 'leftExternalBase' | 'rightExternalBase', name: string) =>
-      table(side).externalColumns.find((c: { name: string }) => c.name === name).id;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: table('leftExternalBase').id,
-            rightTableId: table('rightExternalBase').id,
-            matchOnFieldId: col('leftExternalBase', 'email'),
-            columnMappings: ['email', 'name'].map((n) => ({
-              leftColumnId: col('leftExternalBase', n),
-              rightColumnId: col('rightExternalBase', n),
-            })),
-          },
-        ],
-      },
-    });
+    const core = await setUpPeopleSync(api, urls, { name: 'Crash test' });
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
 
     // The first worker starts the run; it is killed once part of the table has arrived.

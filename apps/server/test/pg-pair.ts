@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** A database of the run's embedded PostgreSQL, by name. */
+export function databaseUrl(database: string): string {
+  const u = new URL(inject('adminDatabaseUrl'));
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** One query on its own connection (the test plays a user editing the app's database). */
+export async function query(url: string, text: string, params: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: untyped JSON answers, as Fastify's inject gives them to every test
+export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => Promise<any>;
+
+/** REST calls as a signed-in user; an error answer fails the test with its body. */
+export function apiAs(app: FastifyInstance, auth: Record<string, string>): Api {
+  return async (method, url, payload) => {
+    const res = await app.inject({
+      method,
+      url,
+      headers: payload ? { ...auth, 'content-type': 'application/json' } : auth,
+      ...(payload ? { payload } : {}),
+    });
+    if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+}
+
+/**
+ * A sync of the `people` tables (email, name) of two PostgreSQL databases, set up over REST as a
+ * user would: connections, attached schemas, email and name mapped, matched on email. Left off.
+ */
+export async function setUpPeopleSync(
+  api: Api,
+  urls: { left: string; right: string },
+  options: { name: string; conflictWinnerSide?: 'left' | 'right' },
+): Promise<{ id: string }> {
+  const core = await api('POST', '/rest/core-bases', { name: options.name });
+  for (const side of ['left', 'right'] as const) {
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: urls[side] },
+    });
+    await api('POST', '/rest/external-bases', {
+      type: 'postgresql',
+      name: side,
+      remoteId: 'public',
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side,
+    });
+  }
+  const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
+  const table = (s: 'leftExternalBase' | 'rightExternalBase') => full[s].externalTables[0];
+  const col = (s: 'leftExternalBase' | 'rightExternalBase', name: string) =>
+    table(s).externalColumns.find((c: { name: string }) => c.name === name).id;
+  await api('PATCH', `/rest/core-bases/${core.id}`, {
+    mappings: {
+      tableMappings: [
+        {
+          leftTableId: table('leftExternalBase').id,
+          rightTableId: table('rightExternalBase').id,
+          matchOnFieldId: col('leftExternalBase', 'email'),
+          ...(options.conflictWinnerSide ? { conflictWinnerSide: options.conflictWinnerSide } : {}),
+          columnMappings: ['email', 'name'].map((n) => ({
+            leftColumnId: col('leftExternalBase', n),
+            rightColumnId: col('rightExternalBase', n),
+          })),
+        },
+      ],
+    },
+  });
+  return { id: core.id };
+}
