@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AirtableSimulator } from '@lockstep/simulators';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 import { airtableRuntimeFactory } from './runtime-connectors';
@@ -75,25 +76,11 @@ function contacts(
   });
 }
 
-async function runs(coreBaseId: string) {
-  return t.ctx.db
-    .selectFrom('sync_log')
-    .select(['id', 'status', 'error'])
-    .where('core_base_id', '=', coreBaseId)
-    .execute();
-}
+const runs = (coreBaseId: string) => syncRuns(t.ctx.db, coreBaseId);
 
 /** Waits until every run of the sync has finished and `check` holds. */
-async function settle(coreBaseId: string, check: () => Promise<boolean> | boolean, timeoutMs = 70_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const all = await runs(coreBaseId);
-    const busy = all.some((r) => r.status === 'running');
-    if (!busy && all.length > 0 && (await check())) return all;
-    if (Date.now() > end) throw new Error(`sync did not settle: ${JSON.stringify(all.slice(-3))}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const settle = (coreBaseId: string, check: () => Promise<boolean> | boolean, timeoutMs = 70_000) =>
+  settleSync(t.ctx.db, coreBaseId, check, timeoutMs);
 
 async function syncNow(coreBaseId: string, check: () => Promise<boolean> | boolean) {
   await api('POST', `/rest/core-bases/${coreBaseId}/sync-now`, {});

@@ -5,6 +5,7 @@ import {
   startNotionSimulator,
 } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settleSync } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { airtableRuntimeFactory } from './runtime-connectors';
 
@@ -74,24 +75,8 @@ function contacts(): Person[] {
   });
 }
 
-async function runs(coreBaseId: string) {
-  return t.ctx.db
-    .selectFrom('sync_log')
-    .select(['id', 'status', 'error'])
-    .where('core_base_id', '=', coreBaseId)
-    .execute();
-}
-
-async function settle(coreBaseId: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const all = await runs(coreBaseId);
-    const busy = all.some((r) => r.status === 'running');
-    if (!busy && all.length > 0 && (await check())) return all;
-    if (Date.now() > end) throw new Error(`sync did not settle: ${JSON.stringify(all.slice(-3))}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const settle = (coreBaseId: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) =>
+  settleSync(t.ctx.db, coreBaseId, check, timeoutMs);
 
 async function syncNow(coreBaseId: string, check: () => Promise<boolean> | boolean, timeoutMs?: number) {
   await api('POST', `/rest/core-bases/${coreBaseId}/sync-now`, {});
