@@ -117,7 +117,6 @@ export async function boot(
       lockstepDatabaseUrl: databaseUrl,
     });
     if (runWorkers) await changeListener.start();
-    ctx.changeListener = changeListener;
     return {
       ctx,
       databaseUrl,

@@ -31,8 +31,6 @@ export type AppContext = {
   connectors: ConnectorRegistry;
   /** The embedded PostgreSQL's URL for a database (demo databases); null on a PostgreSQL server. */
   embeddedDatabaseUrl: ((database: string) => string) | null;
-  /** Real-time change notifications from PostgreSQL sources (worker processes). */
-  changeListener?: { refresh: () => Promise<void> };
   /** Connectors used by runs, by type; tests register in-memory apps here. */
   runtimeConnectors: ReturnType<typeof createRuntimeConnectors>;
   /** Simulated apps this server runs (embedded default or LOCKSTEP_SANDBOX=1); null when off. */

@@ -30,7 +30,6 @@ export function createPostgresChangeListener(
   let own: pg.Client | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
-  let started = false;
 
   async function refresh() {
     const rows = await deps.db
@@ -90,7 +89,6 @@ export function createPostgresChangeListener(
 
   return {
     async start() {
-      started = true;
       if (deps.lockstepDatabaseUrl) {
         own = new pg.Client({ connectionString: deps.lockstepDatabaseUrl });
         own.on('notification', () => {
@@ -104,10 +102,6 @@ export function createPostgresChangeListener(
       timer = setInterval(() => {
         if (!stopped) void refresh().catch(() => {});
       }, refreshMs);
-    },
-    /** Picks up a sync switched on or a base attached just now, without waiting for the timer. */
-    refresh: async () => {
-      if (started && !stopped) await refresh();
     },
     async stop() {
       stopped = true;
