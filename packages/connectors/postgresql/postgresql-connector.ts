@@ -16,15 +16,33 @@ function toParam(v: CanonicalValue): unknown {
   return v;
 }
 
-function toRecord(row: Record<string, unknown>, pk: string): RecordData {
+/** The linked-record columns of a table (foreign keys to a primary key), by name. */
+const relationColumns = (t: PgTable) =>
+  new Set(t.fields.filter((f) => f.fieldType === 'relations').map((f) => f.remoteId));
+
+function toRecord(row: Record<string, unknown>, pk: string, relations: Set<string>): RecordData {
   const fields: Record<string, CanonicalValue> = {};
   for (const [k, v] of Object.entries(row)) {
-    fields[k] =
-      v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? ({ json: v } as CanonicalValue)
-        : (v as CanonicalValue);
+    // A foreign key holds one linked record: the list of one id (of the linked row's key as text).
+    if (relations.has(k)) fields[k] = v === null || v === undefined ? null : [String(v)];
+    else
+      fields[k] =
+        v !== null && typeof v === 'object' && !Array.isArray(v)
+          ? ({ json: v } as CanonicalValue)
+          : (v as CanonicalValue);
   }
   return { id: String(row[pk]), fields };
+}
+
+/** A linked-record value for a foreign key column: one id or none. */
+function relationParam(v: CanonicalValue): unknown {
+  if (v === null || v === undefined) return null;
+  const ids = Array.isArray(v) ? v : [v];
+  if (ids.length > 1)
+    throw Object.assign(new Error(`a foreign key holds one linked record; ${ids.length} were given`), {
+      code: '23514',
+    });
+  return ids[0] ?? null;
 }
 
 /** Bind parameters per statement stay under PostgreSQL's limit of 65,535. */
@@ -86,6 +104,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       try {
         const t = await describe(table);
         const pk = t.primaryKey[0] as string;
+        const relations = relationColumns(t);
         const client = await pool.connect();
         try {
           let cursor: Cursor;
@@ -108,7 +127,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             const page = rows.slice(0, pageSize);
             const last = page.at(-1);
             return {
-              records: page.map((r) => toRecord(r, pk)),
+              records: page.map((r) => toRecord(r, pk, relations)),
               deletedIds: [],
               hasMore,
               // Absence is evidence only when one page held the whole table.
@@ -146,7 +165,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             : [];
           const present = new Set(rows.map((r) => String(r[pk])));
           return {
-            records: rows.map((r) => toRecord(r, pk)),
+            records: rows.map((r) => toRecord(r, pk, relations)),
             deletedIds: pks.filter((p) => !present.has(p)),
             hasMore: changes.length === pageSize,
             scanComplete: false,
@@ -171,7 +190,10 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         throw error instanceof Error && error.name === 'ConnectorError' ? error : mapPgError(error);
       }
       const pk = t.primaryKey[0] as string;
+      const relations = relationColumns(t);
       const writable = new Set(t.fields.filter((f) => !f.readOnly).map((f) => f.remoteId));
+      const param = (r: Extract<WriteRequest, { kind: 'create' | 'update' }>, c: string) =>
+        relations.has(c) ? relationParam(r.fields[c] ?? null) : toParam(r.fields[c] ?? null);
       const results: WriteResult[] = new Array(requests.length);
       const failed = (error: unknown): WriteResult => {
         const e = mapPgError(error);
@@ -183,7 +205,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       const done = (remoteId: string, row: Record<string, unknown> | undefined): WriteResult => ({
         ok: true,
         remoteId,
-        postImage: row ? toRecord(row, pk) : null,
+        postImage: row ? toRecord(row, pk, relations) : null,
       });
       const colsOf = (r: WriteRequest) =>
         r.kind === 'delete' ? [] : Object.keys(r.fields).filter((c) => writable.has(c));
@@ -213,7 +235,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               row = (
                 await client.query(
                   sql,
-                  cols.map((c) => toParam(r.fields[c] ?? null)),
+                  cols.map((c) => param(r, c)),
                 )
               ).rows[0];
               await client.query(
@@ -228,7 +250,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               ? (
                   await client.query(
                     `update ${qualified(table)} set ${sets} where ${quoteIdent(pk)}::text = $1 returning *`,
-                    [r.remoteId, ...cols.map((c) => toParam(r.fields[c] ?? null))],
+                    [r.remoteId, ...cols.map((c) => param(r, c))],
                   )
                 ).rows[0]
               : (
@@ -282,7 +304,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           const tuples = part.map((i) => {
             const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
             const start = params.length;
-            for (const c of cols) params.push(toParam(r.fields[c] ?? null));
+            for (const c of cols) params.push(param(r, c));
             return `(${cols.map((_, k) => `$${start + k + 1}`).join(',')})`;
           });
           const res = await client.query(
@@ -314,7 +336,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           const tuples = part.map((i, j) => {
             const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
             const start = params.length;
-            params.push(i, r.remoteId, ...cols.map((c) => toParam(r.fields[c] ?? null)));
+            params.push(i, r.remoteId, ...cols.map((c) => param(r, c)));
             const cast = (k: number, type: string) =>
               j === 0 ? `$${start + k + 1}::${type}` : `$${start + k + 1}`;
             return `(${[cast(0, 'integer'), cast(1, types.get(pk) as string), ...cols.map((c, k) => cast(k + 2, types.get(c) ?? 'text'))].join(',')})`;

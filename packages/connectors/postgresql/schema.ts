@@ -111,6 +111,16 @@ export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: st
   }
   for (const pk of pks.rows as Record<string, unknown>[])
     tables.get(String(pk.table_name))?.primaryKey.push(String(pk.column_name));
+  // A foreign key to the single primary key of a table in this schema holds record ids of that
+  // table: a linked-record field (its values map through the links of the linked table's mapping).
+  for (const t of tables.values()) {
+    for (const f of t.fields) {
+      const ref = typeof f.options.references === 'string' ? f.options.references.split('.') : null;
+      const target = ref && ref[0] === schema ? tables.get(String(ref[1])) : undefined;
+      if (target && target.primaryKey.length === 1 && target.primaryKey[0] === ref?.[2])
+        f.fieldType = 'relations';
+    }
+  }
   for (const t of tables.values()) {
     if (t.primaryKey.length !== 1) {
       t.extras.unsyncable =

@@ -80,6 +80,14 @@ export const AutomapFieldsBody = z
     leftTableId: z.string().uuid().optional(),
     rightTableId: z.string().uuid().optional(),
     allowUnsupported: z.boolean().default(false),
+    /**
+     * Table pairs about to be mapped with this one (an automap of the whole sync): linked-record
+     * fields that link to them are proposed too, as they are for pairs already mapped.
+     */
+    plannedTablePairs: z
+      .array(z.strictObject({ leftTableId: z.string().uuid(), rightTableId: z.string().uuid() }))
+      .max(500)
+      .default([]),
     ...Options,
   })
   .refine(

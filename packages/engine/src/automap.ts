@@ -71,7 +71,17 @@ export type FieldAutomapOptions = {
   allowUnsupported?: boolean;
   /** Below this a pair is not proposed. */
   minScore?: number;
+  /**
+   * Table pairs (remote ids) already mapped to each other in this sync: two linked-record fields
+   * pair only when they link to such a pair (their ids then map through that mapping's links).
+   */
+  linkedTables?: { left: string; right: string }[];
 };
+
+/** Whether a field's `references` option names a table (PostgreSQL adds `.column` after it). */
+export const refersTo = (references: unknown, tableRemoteId: string) =>
+  typeof references === 'string' &&
+  (references === tableRemoteId || references.startsWith(`${tableRemoteId}.`));
 
 export type TableProposal = {
   leftTableId: string;
@@ -438,6 +448,8 @@ function scorePair(
   options: FieldAutomapOptions,
 ): Candidate | null {
   const name = compareFieldNames(l.name, r.name);
+  if (asType(l.type) === 'relations' || asType(r.type) === 'relations')
+    return relationPair(l, r, name, options);
   const check = checkFieldMapping(specOf(l), specOf(r), 'both');
   if (!check.ok && !(options.allowUnsupported && name.score >= 0.85)) return null;
   const lt = asType(l.type);
@@ -482,6 +494,44 @@ function scorePair(
     supported: check.ok,
     compatibilityNote: note,
     syncDirection: check.ok ? check.effectiveDirection : 'both',
+    nameScore: name.score,
+  };
+}
+
+/**
+ * Two linked-record fields pair when the tables they link to are mapped to each other: that is
+ * what makes their ids translatable, whatever the fields are called.
+ */
+function relationPair(
+  l: AutomapColumn,
+  r: AutomapColumn,
+  name: ReturnType<typeof compareFieldNames>,
+  options: FieldAutomapOptions,
+): Candidate | null {
+  if (asType(l.type) !== 'relations' || asType(r.type) !== 'relations') return null;
+  const pair = options.linkedTables?.find(
+    (p) => refersTo(l.options?.references, p.left) && refersTo(r.options?.references, p.right),
+  );
+  if (!pair) return null;
+  const check = checkFieldMapping(specOf(l), specOf(r), 'both');
+  if (!check.ok) return null;
+  const reasons = [
+    ...(name.reason ? [name.reason] : []),
+    `both link to tables synced with each other (${pair.left} ↔ ${pair.right})`,
+  ];
+  return {
+    leftColumnId: l.id,
+    rightColumnId: r.id,
+    leftColumnName: l.name,
+    rightColumnName: r.name,
+    score: round(0.85 + 0.15 * name.score),
+    explanation: reasons.join('; '),
+    reasons,
+    nameMatch: name.kind,
+    sampleOverlap: null,
+    supported: true,
+    compatibilityNote: check.note,
+    syncDirection: check.effectiveDirection,
     nameScore: name.score,
   };
 }
@@ -594,11 +644,13 @@ export function automapFields(
   const usedL = new Set(chosen.map((p) => p.leftColumnId));
   const usedR = new Set(chosen.map((p) => p.rightColumnId));
   const why = (c: AutomapColumn) =>
-    isRecordIdColumn(c)
-      ? typeof c.options?.references === 'string'
-        ? `holds ids of linked records (${c.options.references}), which mean nothing in the other app`
-        : "the app's own record id; each app keeps its own"
-      : 'no field on the other side looks like it';
+    asType(c.type) === 'relations'
+      ? `a linked-record field (to ${String(c.options?.references ?? 'another table')}): it pairs with one of the other app once the two linked tables are mapped to each other`
+      : isRecordIdColumn(c)
+        ? typeof c.options?.references === 'string'
+          ? `holds ids of linked records (${c.options.references}), which mean nothing in the other app`
+          : "the app's own record id; each app keeps its own"
+        : 'no field on the other side looks like it';
   return {
     proposals: chosen,
     matchField: chooseMatchField(chosen, leftById, rightById, { left: ls, right: rs }),

@@ -268,6 +268,60 @@ describe('reconcile', () => {
       waiting.operations[0] && 'fields' in waiting.operations[0] ? waiting.operations[0].fields : {},
     ).not.toHaveProperty('r_company');
     expect(waiting.problems).toEqual([expect.objectContaining({ code: 'relation_pending' })]);
+    expect(waiting.pendingRelations).toEqual([
+      { fieldMappingId: 'company', from: 'left', sourceId: 'L9', value: ['LC2'], missing: ['LC2'] },
+    ]);
+    // The shadow says the right side has no company yet, so a re-read is not an edit again.
+    expect(waiting.operations[0]).toMatchObject({ intended: { company: { l: ['LC2'], r: null } } });
+  });
+
+  it('moves the shadow of a relation edit that waits, and writes the other fields', () => {
+    const m = mapping();
+    m.fields.push({
+      id: 'company',
+      left: field('l_company', 'relations'),
+      right: field('r_company', 'relations'),
+      direction: 'both',
+    });
+    const linked: Link = {
+      ...link('Ada'),
+      shadow: { ...link('Ada').shadow, company: { l: ['LC1'], r: ['RC1'] } },
+    };
+    const resolveRelation = (_f: string, _side: 'left' | 'right', id: string) =>
+      id === 'LC1' ? 'RC1' : null;
+    const r = reconcile({
+      mapping: m,
+      links: [linked],
+      left: {
+        ...none,
+        records: [{ id: 'L1', fields: { l_email: 'a@x.com', l_name: 'Ada L.', l_company: ['LC2'] } }],
+      },
+      right: none,
+      resolveRelation,
+    });
+    expect(r.operations).toEqual([
+      expect.objectContaining({
+        kind: 'update',
+        fields: { r_name: 'Ada L.' },
+        intended: expect.objectContaining({ company: { l: ['LC2'], r: ['RC1'] } }),
+      }),
+    ]);
+    expect(r.pendingRelations).toEqual([
+      expect.objectContaining({ sourceId: 'L1', from: 'left', value: ['LC2'], missing: ['LC2'] }),
+    ]);
+    // Read again before the linked record syncs: nothing to do (the runtime writes it later).
+    const again = reconcile({
+      mapping: m,
+      links: [{ ...linked, shadow: r.operations[0]?.kind === 'update' ? r.operations[0].intended : null }],
+      left: {
+        ...none,
+        records: [{ id: 'L1', fields: { l_email: 'a@x.com', l_name: 'Ada L.', l_company: ['LC2'] } }],
+      },
+      right: none,
+      resolveRelation,
+    });
+    expect(again.operations).toEqual([]);
+    expect(again.pendingRelations).toEqual([]);
   });
 
   it('reports a value of the wrong type as a problem and leaves that field alone', () => {

@@ -97,6 +97,12 @@ export type ReconcileResult = {
   unlinked: string[];
   circuitBreaker: { side: Side; wouldDelete: number; linked: number } | null;
   problems: Problem[];
+  /**
+   * Linked-record values that could not be written yet because a linked record has no partner on
+   * the other side. The shadow already holds the source value (so it is not read as an edit
+   * again); the runtime writes the value once every linked record is synced.
+   */
+  pendingRelations: PendingRelation[];
   stats: {
     pairs: number;
     unchanged: number;
@@ -107,6 +113,18 @@ export type ReconcileResult = {
     conflicts: number;
     falseConflicts: number;
   };
+};
+
+export type PendingRelation = {
+  fieldMappingId: string;
+  /** The side the value comes from. */
+  from: Side;
+  /** The record holding the value, on the `from` side. */
+  sourceId: string;
+  /** Linked-record ids of the `from` side, sorted. */
+  value: string[];
+  /** Ids that have no partner yet. */
+  missing: string[];
 };
 
 export type ReconcileInput = {
@@ -143,6 +161,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     unlinked: [],
     circuitBreaker: null,
     problems: [],
+    pendingRelations: [],
     stats: {
       pairs: 0,
       unchanged: 0,
@@ -187,30 +206,32 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     return { ok: true, value: n.value };
   };
 
-  // Converts a value for the other side, mapping linked-record ids; null when it must wait or fails.
+  // Converts a value for the other side, mapping linked-record ids. A relation whose linked record
+  // has no partner yet is `pending` (never write a dangling id); the caller decides what waits.
   const convertFor = (
     from: Side,
     fm: FieldMapping,
     value: CanonicalValue,
     recordId: string,
-  ): { ok: boolean; value: CanonicalValue } => {
+  ): { ok: boolean; value: CanonicalValue; pending?: PendingRelation } => {
     const to = otherSide(from);
     if (fm.left.type === 'relations' && Array.isArray(value)) {
       const mapped: string[] = [];
+      const missing: string[] = [];
       for (const id of value as string[]) {
         const target = input.resolveRelation?.(fm.id, from, id) ?? null;
-        if (target === null) {
-          // Never write a dangling id: wait until the linked record exists on the other side.
-          out.problems.push({
-            code: 'relation_pending',
-            side: from,
-            recordId,
-            fieldId: fieldOf(fm, from).id,
-            message: `Waits for linked record ${id} to be synced first.`,
-          });
-          return { ok: false, value: null };
-        }
-        mapped.push(target);
+        if (target === null) missing.push(id);
+        else mapped.push(target);
+      }
+      if (missing.length > 0) {
+        const pending = {
+          fieldMappingId: fm.id,
+          from,
+          sourceId: recordId,
+          value: value as string[],
+          missing,
+        };
+        return { ok: false, value: null, pending };
       }
       return { ok: true, value: mapped.length ? [...new Set(mapped)].sort() : null };
     }
@@ -220,6 +241,17 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       return { ok: false, value: null };
     }
     return { ok: true, value: c.value };
+  };
+  // A relation that waits: reported once, as a problem (previews show it) and as a pending write.
+  const waitFor = (p: PendingRelation, fm: FieldMapping) => {
+    out.pendingRelations.push(p);
+    out.problems.push({
+      code: 'relation_pending',
+      side: p.from,
+      recordId: p.sourceId,
+      fieldId: fieldOf(fm, p.from).id,
+      message: `Waits for linked record${p.missing.length > 1 ? 's' : ''} ${p.missing.join(', ')} to be synced first.`,
+    });
   };
 
   const writable = (fm: FieldMapping, from: Side) =>
@@ -331,6 +363,13 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         const source = from === 'left' ? lv.value : rv.value;
         const current = to === 'left' ? lv.value : rv.value;
         const c = convertFor(from, fm, source, (from === 'left' ? link.leftId : link.rightId) ?? link.id);
+        if (c.pending) {
+          // The shadow takes the source value now, so the runtime alone writes it when it can.
+          waitFor(c.pending, fm);
+          next()[fm.id] = from === 'left' ? { l: source, r: current } : { l: current, r: source };
+          shadowMoved = true;
+          return true;
+        }
         if (!c.ok) return false;
         if (valuesEqual(c.value, current)) {
           // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
@@ -428,6 +467,12 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const v = readField(from, record, fm);
       if (!v.ok) continue;
       const c = convertFor(from, fm, v.value, record.id);
+      if (c.pending) {
+        // Created without it; the shadow says the other side has nothing yet (see PendingRelation).
+        waitFor(c.pending, fm);
+        intended[fm.id] = from === 'left' ? { l: v.value, r: null } : { l: null, r: v.value };
+        continue;
+      }
       if (!c.ok) continue;
       fields[fieldOf(fm, to).id] = c.value;
       intended[fm.id] = from === 'left' ? { l: v.value, r: c.value } : { l: c.value, r: v.value };

@@ -250,6 +250,19 @@ export type FirstSyncRecordTable = {
   fields: Json<Record<string, unknown>>;
 };
 
+export type PendingRelationTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  table_mapping_id: string;
+  column_mapping_id: string;
+  from_side: 'left' | 'right';
+  source_id: string;
+  value: Json<string[]>;
+  attempts: Generated<number>;
+  created_at: Generated<Date>;
+};
+
 export type PendingWriteTable = {
   idempotency_key: string;
   owner_id: string;
@@ -353,6 +366,7 @@ export type Database = {
   sync_preview_record: SyncPreviewRecordTable;
   sync_preview_problem: SyncPreviewProblemTable;
   pending_write: PendingWriteTable;
+  pending_relation: PendingRelationTable;
   delete_approval: DeleteApprovalTable;
   held_conflict: HeldConflictTable;
   progress_tracker: ProgressTrackerTable;

@@ -16,6 +16,13 @@ import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
 import { firstSyncStep } from './first-sync';
 import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
+import {
+  orderByLinks,
+  relationResolver,
+  relationTargets,
+  storePendingRelations,
+  writePendingRelations,
+} from './relations';
 import type { RuntimeConnectors } from './runtime-connectors';
 
 /** Records read per page; a side whose connector writes bigger batches reads pages that size. */
@@ -76,9 +83,19 @@ export function createSyncRunner(deps: Deps): SyncRunner {
       if (!plan) return { result: 'done' };
       const counts: Counts = {};
       let more = false;
+      // Linked tables first, so most relations find their partner in the same run.
+      const targets = relationTargets(plan.mappings);
       try {
+        for (const m of orderByLinks(plan.mappings)) {
+          more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts, targets)) || more;
+        }
+        // Relations that waited for a record another mapping (or a later page) has now synced.
         for (const m of plan.mappings) {
-          more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts)) || more;
+          await writeWaitingRelations(
+            deps,
+            { ownerId: plan.ownerId, coreBaseId, syncLogId, m, counts },
+            targets,
+          );
         }
       } catch (error) {
         if (error instanceof RunStop) return { result: 'failed', error: error.message };
@@ -182,6 +199,7 @@ async function runMapping(
   syncLogId: string,
   m: MappingPlan,
   counts: Counts,
+  targets: Map<string, string>,
 ): Promise<boolean> {
   const { db } = deps;
   const [left, right] = await Promise.all([connectorFor(deps, m.left), connectorFor(deps, m.right)]);
@@ -268,7 +286,10 @@ async function runMapping(
     left: { records: pageL.records, deletedIds: pageL.deletedIds, scanComplete: pageL.scanComplete },
     right: { records: pageR.records, deletedIds: pageR.deletedIds, scanComplete: pageR.scanComplete },
     totalLinks: Number(total.n),
+    resolveRelation: await relationResolver(db, m, targets, { left: pageL.records, right: pageR.records }),
   });
+  // Before the writes: a crash after them still leaves the relations to write later.
+  await storePendingRelations(db, context, result.pendingRelations);
   await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
     tableMappingId: m.tableMappingId,
     ...result.stats,
@@ -315,6 +336,59 @@ async function runMapping(
       .execute();
   }
   return pageL.hasMore || pageR.hasMore;
+}
+
+/** Writes the relations of one mapping that were waiting for their linked records to sync. */
+async function writeWaitingRelations(
+  deps: Deps,
+  a: Omit<RunContext, 'connectors'>,
+  targets: Map<string, string>,
+) {
+  const any = await deps.db
+    .selectFrom('pending_relation')
+    .select('id')
+    .where('table_mapping_id', '=', a.m.tableMappingId)
+    .limit(1)
+    .executeTakeFirst();
+  if (!any) return;
+  const [left, right] = await Promise.all([connectorFor(deps, a.m.left), connectorFor(deps, a.m.right)]);
+  const ctx: RunContext = { ...a, connectors: { left, right } };
+  await writePendingRelations({
+    db: deps.db,
+    ownerId: a.ownerId,
+    coreBaseId: a.coreBaseId,
+    syncLogId: a.syncLogId,
+    m: a.m,
+    targets,
+    connectors: { left, right },
+    logUpdates: async (entries) => {
+      for (const e of entries) bump(a.counts, `updated_${e.side}`);
+      await logOperations(
+        deps.db,
+        ctx,
+        entries.map((e) => ({
+          l: e.linkId,
+          s: e.side,
+          o: 'update' as const,
+          r: e.remoteId,
+          b: e.before,
+          a: e.after,
+        })),
+      );
+    },
+    recordIssue: (side, remoteId, error, linkId) =>
+      recordIssue(deps.db, ctx, null, error, side, remoteId).then(async () => {
+        if (linkId)
+          await deps.db
+            .updateTable('sync_error')
+            .set({ core_meta_record_id: linkId })
+            .where('core_base_id', '=', a.coreBaseId)
+            .where('remote_id', '=', remoteId)
+            .where('code', '=', error.code)
+            .where('status', '=', 'open')
+            .execute();
+      }),
+  });
 }
 
 /**

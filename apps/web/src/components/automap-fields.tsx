@@ -14,10 +14,15 @@ export type FieldProposal = {
 export type FieldAutomap = { proposals: FieldProposal[]; matchOnFieldId: string | null };
 
 /** Asks the field mapper for the pairs of two tables (names, types and sample values, scored). */
-export function automapFields(coreBaseId: string, leftTableId: string, rightTableId: string) {
+export function automapFields(
+  coreBaseId: string,
+  leftTableId: string,
+  rightTableId: string,
+  plannedTablePairs: { leftTableId: string; rightTableId: string }[] = [],
+) {
   return api<FieldAutomap>(`/rest/ai-field-mapper/${coreBaseId}/automap`, {
     method: 'POST',
-    body: { leftTableId, rightTableId },
+    body: { leftTableId, rightTableId, plannedTablePairs },
   });
 }
 

@@ -37,7 +37,9 @@ export function AutomapTablesButton({ sync }: { sync: CoreBase }) {
       const picked = (proposals ?? []).filter((_, i) => chosen.has(i));
       const added = [];
       for (const p of picked) {
-        const fields = await automapFields(sync.id, p.leftTableId, p.rightTableId);
+        // Linked-record fields pair through the other tables being mapped in the same go.
+        const planned = picked.map(({ leftTableId, rightTableId }) => ({ leftTableId, rightTableId }));
+        const fields = await automapFields(sync.id, p.leftTableId, p.rightTableId, planned);
         added.push({
           leftTableId: p.leftTableId,
           rightTableId: p.rightTableId,

@@ -3,6 +3,7 @@ import * as m0001 from './0001-accounts-and-plans';
 import * as m0002 from './0002-sync-runtime';
 import * as m0003 from './0003-rate-limits';
 import * as m0004 from './0004-first-sync-staging';
+import * as m0005 from './0005-pending-relations';
 
 /** Migrations in order; names are stable once shipped. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002-sync-runtime': m0002,
   '0003-rate-limits': m0003,
   '0004-first-sync-staging': m0004,
+  '0005-pending-relations': m0005,
 };

@@ -73,9 +73,27 @@ export function automapFieldsRoute(app: RestApp, ctx: AppContext) {
       } else {
         info.push(...notRequested(left, [leftTable]), ...notRequested(right, [rightTable]));
       }
+      // Linked-record fields pair only through table pairs this sync already maps.
+      const mapped = await ctx.db
+        .selectFrom('table_mapping')
+        .select(['left_table_id', 'right_table_id'])
+        .where('core_base_id', '=', base.id)
+        .execute();
+      const remoteIdOf = (tables: { id: string; remoteId: string }[], id: string) =>
+        tables.find((t) => t.id === id)?.remoteId;
+      const pairs = [
+        ...mapped.map((m) => ({ leftTableId: m.left_table_id, rightTableId: m.right_table_id })),
+        ...body.plannedTablePairs,
+      ];
+      const linkedTables = pairs.flatMap((m) => {
+        const l = remoteIdOf(left.tables, m.leftTableId);
+        const r = remoteIdOf(right.tables, m.rightTableId);
+        return l && r ? [{ left: l, right: r }] : [];
+      });
       const result = automapFields(leftTable.columns, rightTable.columns, samples, {
         allowUnsupported: body.allowUnsupported,
         minScore: body.minScore,
+        linkedTables,
       });
       return {
         coreBaseId: base.id,

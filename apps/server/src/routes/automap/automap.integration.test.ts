@@ -141,6 +141,26 @@ describe('automap over the demo databases', () => {
     );
     expect(body.samples.map((s: { status: string }) => s.status)).toEqual(['used', 'used']);
 
+    // With companies ↔ organisations mapped in the same go, the two foreign keys pair up.
+    const linked = await t.app.inject({
+      method: 'POST',
+      url: `/rest/ai-field-mapper/${coreBaseId}/automap`,
+      headers: { ...user.auth, ...json },
+      payload: {
+        leftTableId,
+        rightTableId,
+        plannedTablePairs: [
+          {
+            leftTableId: tableId(leftTables, 'companies'),
+            rightTableId: tableId(rightTables, 'organisations'),
+          },
+        ],
+      },
+    });
+    expect(
+      linked.json().proposals.find((p: { leftColumnName: string }) => p.leftColumnName === 'company_id'),
+    ).toMatchObject({ rightColumnName: 'organisation_id', syncDirection: 'both' });
+
     // Save the proposals as a table mapping, then ask again by its id.
     const patch = await t.app.inject({
       method: 'PATCH',
