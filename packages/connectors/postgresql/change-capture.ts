@@ -2,9 +2,10 @@ import type pg from 'pg';
 import { qualified } from './connection';
 
 /**
- * Change capture in a `lockstep` schema, installed when a table is first synced: a trigger per table
- * records each change (with the writer's origin, so Lockstep's own writes are recognisable) and
- * NOTIFYs `lockstep_changes` for real time. Idempotency keys of applied writes live beside it.
+ * Change capture in a `lockstep` schema, installed when a table is first synced: triggers on the
+ * table record each changed row's key (except Lockstep's own writes, tagged by the
+ * `lockstep.origin` setting) and NOTIFY `lockstep_changes` for real time. Idempotency keys of
+ * applied writes live beside it.
  */
 export async function installChangeCapture(client: pg.PoolClient, table: string, primaryKey: string) {
   await client.query('begin');
@@ -18,28 +19,38 @@ export async function installChangeCapture(client: pg.PoolClient, table: string,
     await client.query('create index if not exists changes_table_idx on lockstep.changes (table_name, id)');
     await client.query(`create table if not exists lockstep.applied_writes (
       idempotency_key text primary key, table_name text not null, pk text not null, applied_at timestamptz not null default now())`);
-    await client.query(`create or replace function lockstep.capture() returns trigger language plpgsql as $fn$
-      declare v text;
+    // Statement-level triggers with transition tables: one insert per statement, not a dynamic
+    // EXECUTE per row (that cost ~40 us a row; a 10,000-row update paid 0.4 s in the trigger).
+    // Lockstep's own writes are not recorded at all: reading them back would only find echoes.
+    await client.query(`create or replace function lockstep.capture_rows() returns trigger language plpgsql as $fn$
+      declare n bigint;
       begin
-        if TG_OP = 'DELETE' then execute format('select ($1).%I::text', TG_ARGV[0]) into v using OLD;
-        else execute format('select ($1).%I::text', TG_ARGV[0]) into v using NEW; end if;
-        insert into lockstep.changes (table_name, pk, op, origin)
-          values (TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, v, left(TG_OP, 1), current_setting('lockstep.origin', true));
-        -- Lockstep's own writes are recorded but not announced: no run is woken for an echo.
-        if coalesce(current_setting('lockstep.origin', true), '') <> 'lockstep' then
-          perform pg_notify('lockstep_changes', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
-        end if;
+        if coalesce(current_setting('lockstep.origin', true), '') = 'lockstep' then return null; end if;
+        execute format('insert into lockstep.changes (table_name, pk, op) select $1, (%I)::text, $2 from %I',
+          TG_ARGV[0], case when TG_OP = 'DELETE' then 'lockstep_old_rows' else 'lockstep_new_rows' end)
+          using TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, left(TG_OP, 1);
+        get diagnostics n = row_count;
+        if n > 0 then perform pg_notify('lockstep_changes', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME); end if;
         return null;
       end $fn$`);
+    // The row-level trigger of earlier installs is replaced.
+    await client.query(`drop trigger if exists lockstep_capture on ${qualified(table)}`);
     const exists = await client.query(
-      `select 1 from pg_trigger where tgname = 'lockstep_capture' and tgrelid = $1::regclass`,
+      `select 1 from pg_trigger where tgname = 'lockstep_capture_insert' and tgrelid = $1::regclass`,
       [qualified(table)],
     );
     if (exists.rowCount === 0) {
-      await client.query(
-        `create trigger lockstep_capture after insert or update or delete on ${qualified(table)}
-           for each row execute function lockstep.capture(${quoteLiteral(primaryKey)})`,
-      );
+      const pk = quoteLiteral(primaryKey);
+      for (const [event, ref] of [
+        ['insert', 'new table as lockstep_new_rows'],
+        ['update', 'new table as lockstep_new_rows'],
+        ['delete', 'old table as lockstep_old_rows'],
+      ] as const) {
+        await client.query(
+          `create trigger lockstep_capture_${event} after ${event} on ${qualified(table)}
+             referencing ${ref} for each statement execute function lockstep.capture_rows(${pk})`,
+        );
+      }
     }
     await client.query('commit');
   } catch (error) {

@@ -52,9 +52,10 @@ export async function readCaptureState(
   try {
     await client.query(`set statement_timeout = '5s'`);
     const triggers = await client.query<{ table_name: string; enabled: string }>(
+      // One row per table: its update trigger stands for the three (insert, update, delete).
       `select n.nspname || '.' || c.relname as table_name, t.tgenabled as enabled
          from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
-        where t.tgname = 'lockstep_capture'`,
+        where t.tgname in ('lockstep_capture', 'lockstep_capture_update')`,
     );
     const listeners = await client
       .query<{ n: number }>(

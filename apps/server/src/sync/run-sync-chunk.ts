@@ -638,8 +638,10 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       // need no record: their cursor has not moved, so the next run reads and writes them again.
       const ops = batch.operations;
       const creates = ops.filter((op) => op.kind === 'create');
+      // The payload is what a replay needs: the fields, not the intended shadow (half the bytes of
+      // the bookkeeping a first sync writes per row; a replay derives the shadow, recoveredShadow).
       const pending = rowsDoc(
-        creates.map((op) => ({
+        creates.map(({ intended: _intended, ...op }) => ({
           k: op.idempotencyKey,
           l: op.linkId,
           o: op.kind,
@@ -881,6 +883,22 @@ async function storeUpdated(
     );
 }
 
+/**
+ * The shadow of a create replayed after a crash (its payload keeps no intended shadow): each written
+ * field as the value on both sides. If the source held a value that converts differently, the next
+ * read of it finds a change and sends it again, which is the right outcome for a record just made.
+ */
+function recoveredShadow(m: MappingPlan, op: Extract<WriteOp, { kind: 'create' | 'update' }>): Shadow {
+  const shadow: Shadow = {};
+  for (const fm of m.spec.fields) {
+    const target = op.side === 'left' ? fm.left : fm.right;
+    if (!(target.id in op.fields)) continue;
+    const v = op.fields[target.id] ?? null;
+    shadow[fm.id] = { l: v, r: v };
+  }
+  return shadow;
+}
+
 /** Before: what the written side held, field by field, from the previous shadow. */
 function beforeValues(
   m: MappingPlan,
@@ -959,7 +977,7 @@ async function applySuccess(
     // A replayed create returns the record as it is now (maybe edited since): the shadow then takes
     // what we wrote, so those later edits still count as changes.
     const shadow = recovering
-      ? op.intended
+      ? (op.intended ?? recoveredShadow(a.m, op))
       : shadowAfterWrite(a.m.spec, op, (postImage as never) ?? { id: remoteId, fields: op.fields });
     if (op.kind === 'create' && op.linkId === null) {
       const row = await db

@@ -4,6 +4,7 @@ import * as m0002 from './0002-sync-runtime';
 import * as m0003 from './0003-rate-limits';
 import * as m0004 from './0004-first-sync-staging';
 import * as m0005 from './0005-pending-relations';
+import * as m0006 from './0006-lean-bookkeeping-keys';
 
 /** Migrations in order; names are stable once shipped. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003-rate-limits': m0003,
   '0004-first-sync-staging': m0004,
   '0005-pending-relations': m0005,
+  '0006-lean-bookkeeping-keys': m0006,
 };
