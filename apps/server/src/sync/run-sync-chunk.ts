@@ -854,15 +854,21 @@ async function storeUpdated(
     before: Shadow | null;
   }[],
 ) {
+  // Only the shadow entries that moved are sent and merged (`||`): an edit of one field of a wide
+  // record moves one entry, and rewriting the whole shadow per record was most of a bulk update's cost.
   const doc = rowsDoc(
-    updated.map(({ op, remoteId, postImage }) => ({
+    updated.map(({ op, remoteId, postImage, before }) => ({
       id: op.linkId,
-      s: shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+      s: movedEntries(
+        before,
+        shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+      ),
     })),
   );
-  await sql`update core_meta_record as c set shadow = u.s, shadow_version = c.shadow_version + 1, updated_at = now()
+  await sql`update core_meta_record as c set shadow = c.shadow || u.s, shadow_version = c.shadow_version + 1, updated_at = now()
     from json_to_recordset(${doc}::json) as u(id uuid, s jsonb)
    where c.id = u.id`.execute(db);
+  // Before and after of the fields written (the whole post-image would repeat every unchanged column).
   await logOperations(
     db,
     a,
@@ -872,7 +878,7 @@ async function storeUpdated(
       o: 'update' as const,
       r: remoteId,
       b: beforeValues(a.m, op, before ?? {}),
-      a: postImage?.fields ?? op.fields,
+      a: postImage ? pick(postImage.fields, Object.keys(op.fields)) : op.fields,
     })),
   );
   if (a.openIssues)
@@ -882,6 +888,20 @@ async function storeUpdated(
       updated.map((u) => u.remoteId),
     );
 }
+
+/** The entries of `next` that differ from `before` (all of them without a shadow before). */
+function movedEntries(before: Shadow | null, next: Shadow): Shadow {
+  if (!before) return next;
+  const moved: Shadow = {};
+  for (const [k, v] of Object.entries(next)) {
+    const was = before[k];
+    if (!was || JSON.stringify(was) !== JSON.stringify(v)) moved[k] = v;
+  }
+  return moved;
+}
+
+const pick = (fields: Record<string, unknown>, keys: string[]) =>
+  Object.fromEntries(keys.filter((k) => k in fields).map((k) => [k, fields[k]]));
 
 /**
  * The shadow of a create replayed after a crash (its payload keeps no intended shadow): each written
