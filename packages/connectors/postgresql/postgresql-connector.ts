@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { CanonicalValue, RecordData } from '@lockstep/engine';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
 import { installChangeCapture, latestChangeId } from './change-capture';
 import { mapPgError, type PgConnectionItems, poolConfig, qualified, quoteIdent } from './connection';
@@ -43,6 +46,31 @@ function relationParam(v: CanonicalValue): unknown {
       code: '23514',
     });
   return ids[0] ?? null;
+}
+
+/** From this many creates of one column set on, a batch is loaded with COPY. */
+const COPY_MIN_ROWS = 200;
+
+/** A parameter value in COPY's text format: \N for null, arrays as literals, special characters escaped. */
+export function copyText(v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  return pgText(v).replace(/[\\\n\r\t]/g, (ch) =>
+    ch === '\\' ? '\\\\' : ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : '\\t',
+  );
+}
+
+function pgText(v: unknown): string {
+  if (Array.isArray(v))
+    return `{${v
+      .map((e) =>
+        e === null || e === undefined
+          ? 'NULL'
+          : `"${pgText(e).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`,
+      )
+      .join(',')}}`;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
 }
 
 /** Bind parameters per statement stay under PostgreSQL's limit of 65,535. */
@@ -298,21 +326,25 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       const insertBatch = (cols: string[]) => async (items: number[]) => {
         const per = Math.max(1, Math.floor(MAX_PARAMS / cols.length));
         const rows: Record<string, unknown>[] = [];
-        for (let s = 0; s < items.length; s += per) {
-          const part = items.slice(s, s + per);
-          const params: unknown[] = [];
-          const tuples = part.map((i) => {
-            const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
-            const start = params.length;
-            for (const c of cols) params.push(param(r, c));
-            return `(${cols.map((_, k) => `$${start + k + 1}`).join(',')})`;
-          });
-          const res = await client.query(
-            `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values ${tuples.join(',')} returning *`,
-            params,
-          );
-          rows.push(...res.rows);
-        }
+        // A bulk of creates (a first sync) goes through COPY into a staging table, then one
+        // INSERT ... SELECT ... RETURNING: no bind parameters to send and parse one by one.
+        if (items.length >= COPY_MIN_ROWS) rows.push(...(await copyInsert(cols, items)));
+        else
+          for (let s = 0; s < items.length; s += per) {
+            const part = items.slice(s, s + per);
+            const params: unknown[] = [];
+            const tuples = part.map((i) => {
+              const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
+              const start = params.length;
+              for (const c of cols) params.push(param(r, c));
+              return `(${cols.map((_, k) => `$${start + k + 1}`).join(',')})`;
+            });
+            const res = await client.query(
+              `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values ${tuples.join(',')} returning *`,
+              params,
+            );
+            rows.push(...res.rows);
+          }
         if (rows.length !== items.length) throw new Error('insert returned a different number of rows');
         const keys = items.map((i) => (requests[i] as WriteRequest).idempotencyKey);
         await client.query(
@@ -325,6 +357,24 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           results[i] = done(String(row[pk]), row);
         });
       };
+
+      let staged = 0;
+      async function copyInsert(cols: string[], items: number[]): Promise<Record<string, unknown>[]> {
+        const tmp = quoteIdent(`lockstep_copy_${staged++}`);
+        const defs = cols.map((c, k) => `"__c${k}" ${types.get(c) ?? 'text'}`);
+        await client.query(`create temp table ${tmp} ("__i" integer, ${defs.join(', ')}) on commit drop`);
+        const lines = items.map((i, j) => {
+          const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
+          return `${j}\t${cols.map((c) => copyText(param(r, c))).join('\t')}\n`;
+        });
+        await pipeline(Readable.from(lines), client.query(copyFrom(`copy ${tmp} from stdin`)));
+        const res = await client.query(
+          `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')})
+             select ${cols.map((_, k) => `"__c${k}"`).join(', ')} from ${tmp} order by "__i" returning *`,
+        );
+        await client.query(`drop table ${tmp}`);
+        return res.rows;
+      }
 
       // Updates of one column set: UPDATE ... FROM (VALUES ...) with typed values, matched back by index.
       const updateBatch = (cols: string[]) => async (items: number[]) => {
