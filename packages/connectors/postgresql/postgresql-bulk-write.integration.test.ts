@@ -56,7 +56,10 @@ function requests(n: number, prefix: string): WriteRequest[] {
     fields: {
       name: `${awkward[i % awkward.length]} #${i}`,
       tags: i % 4 === 0 ? null : [awkward[i % awkward.length] as string, 'b"c', 'd\\e'],
-      doc: i % 5 === 0 ? null : { json: { i, text: awkward[(i + 1) % awkward.length], nested: [1, null] } },
+      doc:
+        i % 5 === 0
+          ? null
+          : { json: { i, text: awkward[(i + 1) % awkward.length] ?? '', nested: [1, null] } },
       amount: i % 3 === 0 ? null : `${i}.25`,
       ok: i % 2 === 0,
       born: '2001-02-03',
