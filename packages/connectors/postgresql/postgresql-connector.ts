@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { CanonicalValue, RecordData } from '@lockstep/engine';
@@ -358,11 +359,16 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         });
       };
 
-      let staged = 0;
       async function copyInsert(cols: string[], items: number[]): Promise<Record<string, unknown>[]> {
-        const tmp = quoteIdent(`lockstep_copy_${staged++}`);
+        // One staging table per column types, kept by the pooled connection's session (creating and
+        // dropping one per batch cost more than the COPY saved); emptied at commit and after use.
         const defs = cols.map((c, k) => `"__c${k}" ${types.get(c) ?? 'text'}`);
-        await client.query(`create temp table ${tmp} ("__i" integer, ${defs.join(', ')}) on commit drop`);
+        const tmp = quoteIdent(
+          `lockstep_copy_${createHash('sha1').update(defs.join(',')).digest('hex').slice(0, 16)}`,
+        );
+        await client.query(
+          `create temp table if not exists ${tmp} ("__i" integer, ${defs.join(', ')}) on commit delete rows`,
+        );
         const lines = items.map((i, j) => {
           const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
           return `${j}\t${cols.map((c) => copyText(param(r, c))).join('\t')}\n`;
@@ -372,7 +378,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')})
              select ${cols.map((_, k) => `"__c${k}"`).join(', ')} from ${tmp} order by "__i" returning *`,
         );
-        await client.query(`drop table ${tmp}`);
+        await client.query(`delete from ${tmp}`);
         return res.rows;
       }
 
