@@ -93,12 +93,14 @@ export async function boot(
       secretBox,
       runtimeConnectors,
       embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
+      // The REST side (schemas, previews, samples) spends the same per-base budget as the runs: the
+      // same PostgreSQL store, or together they exceed the app's limit (Airtable then locks out 30 s).
       connectors: createConnectorRegistry({
         allowPrivateHosts,
         supabase: config.supabase,
-        airtable,
-        notion: saas,
-        googleSheets: saas,
+        airtable: { ...airtable, pool },
+        notion: { ...saas, pool },
+        googleSheets: { ...saas, pool },
       }),
       sandbox,
     };
