@@ -37,13 +37,13 @@ const TOKEN_RATE_LIMIT: RateLimitPolicy = { scope: 'token', windows: [{ limit: 5
 export const AIRTABLE_RATE_LIMIT_WAIT_MS = 30_000;
 
 /**
- * The window the limiter paces with is a little longer than Airtable's second: requests granted a
+ * The window the limiter paces with is a little longer than Airtable's second (5%): requests granted a
  * second apart can arrive closer together, and one request too many locks the base for 30 s.
  */
 function padded(policy: RateLimitPolicy, limit?: number): RateLimitPolicy {
   return {
     scope: policy.scope,
-    windows: policy.windows.map((w) => ({ limit: limit ?? w.limit, windowMs: Math.ceil(w.windowMs * 1.15) })),
+    windows: policy.windows.map((w) => ({ limit: limit ?? w.limit, windowMs: Math.ceil(w.windowMs * 1.05) })),
   };
 }
 
