@@ -1,5 +1,5 @@
 import type { TableMappingInput } from '@lockstep/contract';
-import { checkFieldMapping, FIELD_TYPES, type FieldSpec, validateFilter } from '@lockstep/engine';
+import { checkFieldMapping, FIELD_TYPES, type FieldSpec, refersTo, validateFilter } from '@lockstep/engine';
 import type { z } from 'zod';
 import type { Db } from '../db/database';
 import { HttpError } from '../http/http-error';
@@ -30,7 +30,7 @@ export async function replaceTableMappings(
   const tables = tableIds.length
     ? await db
         .selectFrom('external_table')
-        .select(['id', 'external_base_id', 'name'])
+        .select(['id', 'external_base_id', 'name', 'remote_id'])
         .where('id', 'in', tableIds)
         .execute()
     : [];
@@ -39,13 +39,20 @@ export async function replaceTableMappings(
   const columns = columnIds.length
     ? await db
         .selectFrom('external_column')
-        .select(['id', 'external_table_id', 'name', 'read_only', 'field_type'])
+        .select(['id', 'external_table_id', 'name', 'read_only', 'field_type', 'options'])
         .where('id', 'in', columnIds)
         .execute()
     : [];
   const columnById = new Map(columns.map((c) => [c.id, c]));
 
   const problems: string[] = [];
+  const remoteIdOf = new Map(tables.map((t) => [t.id, t.remote_id]));
+  const linkedTablesMapped = (left: Record<string, unknown>, right: Record<string, unknown>) =>
+    inputs.some(
+      (m) =>
+        refersTo(left.references, remoteIdOf.get(m.leftTableId) ?? '\u0000') &&
+        refersTo(right.references, remoteIdOf.get(m.rightTableId) ?? '\u0000'),
+    );
   const existing = await db
     .selectFrom('table_mapping')
     .select('id')
@@ -87,6 +94,12 @@ export async function replaceTableMappings(
         const check = checkFieldMapping(spec(left), spec(right), c.syncDirection);
         if (!check.ok && !allowUnsupported) problems.push(`${at}: ${check.reason}`);
         else if (check.ok) c.syncDirection = check.effectiveDirection;
+        // Linked-record ids cross over through the links of the linked tables' own mapping.
+        if (check.ok && left.field_type === 'relations' && !linkedTablesMapped(left.options, right.options)) {
+          problems.push(
+            `${at}: "${left.name}" links to ${String(left.options.references ?? 'another table')} and "${right.name}" to ${String(right.options.references ?? 'another table')}; map those two tables to each other so their links can sync.`,
+          );
+        }
       }
     });
     const filterProblem = validateFilter(m.filter, `${where}.filter`);

@@ -10,13 +10,15 @@ import { ensureDatabase } from '../db/database';
 // the left, uuids on the right), including links to records synced later in the same run.
 let t: TestApp;
 let api: Api;
+let auth: Record<string, string>;
 const suffix = randomBytes(4).toString('hex');
 const urls = { left: '', right: '' };
 const sql = (side: 'left' | 'right', text: string) => query(urls[side], text);
 
 beforeAll(async () => {
   t = await createTestApp();
-  api = apiAs(t.app, (await signUp(t.app, 'relations@test.test')).auth);
+  auth = (await signUp(t.app, 'relations@test.test')).auth;
+  api = apiAs(t.app, auth);
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
   for (const side of ['left', 'right'] as const) {
     await ensureDatabase(inject('adminDatabaseUrl'), `rel_${side}_${suffix}`);
@@ -109,6 +111,22 @@ describe('PostgreSQL <-> PostgreSQL: a relation follows its link', () => {
       leftColumnId: col('leftExternalBase', l, lc).id,
       rightColumnId: col('rightExternalBase', r, rc).id,
     });
+    // Linked-record fields whose linked tables are not mapped to each other are refused, with why.
+    const alone = await t.app.inject({
+      method: 'PATCH',
+      url: `/rest/core-bases/${core.id}`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: {
+        mappings: {
+          tableMappings: [{ ...people, columnMappings: [pair('contacts', 'company_id', 'members', 'org')] }],
+        },
+      },
+    });
+    expect(alone.statusCode).toBe(400);
+    expect(alone.json().response.userFacingMessage).toEqual([
+      expect.stringContaining('map those two tables to each other'),
+    ]);
+
     await api('PATCH', `/rest/core-bases/${core.id}`, {
       mappings: {
         tableMappings: [
