@@ -9,7 +9,7 @@ import {
   type RecordData,
   type Side,
 } from './types';
-import { hashString, normalizeValue, valuesEqual } from './values';
+import { hashKey, normalizeValue, valuesEqual } from './values';
 
 export type FieldMapping = {
   id: string;
@@ -142,7 +142,11 @@ const fieldOf = (fm: FieldMapping, side: Side) => (side === 'left' ? fm.left : f
 const shadowOf = (sf: ShadowField, side: Side) => (side === 'left' ? sf.l : sf.r);
 const flows = (d: Direction, from: Side) =>
   d === 'both' || d === (from === 'left' ? 'left_to_right' : 'right_to_left');
-const keyFor = (...parts: (string | number | null)[]) => hashString(parts.join('|'));
+const UNREADABLE = Object.freeze({ ok: false as boolean, value: null as CanonicalValue });
+
+/** An operation's idempotency key: a 128-bit hash of what identifies it (53 bits could collide). */
+const keyFor = (mappingId: string, linkOrSource: string, version: number, kind: string, side: Side) =>
+  hashKey(`${mappingId}|${linkOrSource}|${version}|${kind}|${side}`);
 
 /**
  * Three-way reconcile of one table mapping: for every linked pair and mapped field, compare each
@@ -191,19 +195,17 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   };
 
   // Reads a side's value of one field, normalised; a value of the wrong type becomes a problem.
+  // The normaliser's own result is returned (no wrapper per field read: a full scan reads millions).
   const readField = (
     side: Side,
     record: RecordData,
     fm: FieldMapping,
   ): { ok: boolean; value: CanonicalValue } => {
     const spec = fieldOf(fm, side);
-    const raw = record.fields[spec.id];
-    const n = normalizeValue(spec.type, raw ?? null, { currencyCode: spec.options?.currencyCode });
-    if (!n.ok) {
-      out.problems.push({ ...n.problem, side, recordId: record.id, fieldId: spec.id });
-      return { ok: false, value: null };
-    }
-    return { ok: true, value: n.value };
+    const n = normalizeValue(spec.type, record.fields[spec.id] ?? null, spec.options);
+    if (n.ok) return n;
+    out.problems.push({ ...n.problem, side, recordId: record.id, fieldId: spec.id });
+    return UNREADABLE;
   };
 
   // Converts a value for the other side, mapping linked-record ids. A relation whose linked record
@@ -323,6 +325,47 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     reconcilePair(link, L, R);
   }
 
+  // The state of one pair while its fields are compared. A plain object and functions made once per
+  // call, not closures made per pair: under tsx (keepNames) every closure also cost a defineProperty,
+  // and closures were a fifth of a full-table change's time.
+  type PairState = {
+    link: Link;
+    shadow: Shadow | null;
+    moved: boolean;
+    writes: Record<Side, Record<string, CanonicalValue>> | null;
+  };
+  // Allocated only when something changes: most pairs of a full scan are unchanged.
+  function nextShadow(p: PairState): Shadow {
+    if (p.shadow === null) p.shadow = { ...(p.link.shadow ?? {}) };
+    return p.shadow;
+  }
+  function push(p: PairState, fm: FieldMapping, from: Side, lv: CanonicalValue, rv: CanonicalValue): boolean {
+    const link = p.link;
+    const to = otherSide(from);
+    const source = from === 'left' ? lv : rv;
+    const current = to === 'left' ? lv : rv;
+    const c = convertFor(from, fm, source, (from === 'left' ? link.leftId : link.rightId) ?? link.id);
+    if (c.pending) {
+      // The shadow takes the source value now, so the runtime alone writes it when it can.
+      waitFor(c.pending, fm);
+      nextShadow(p)[fm.id] = from === 'left' ? { l: source, r: current } : { l: current, r: source };
+      p.moved = true;
+      return true;
+    }
+    if (!c.ok) return false;
+    if (valuesEqual(c.value, current)) {
+      // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
+      nextShadow(p)[fm.id] = { l: lv, r: rv };
+      p.moved = true;
+      out.stats.echoes++;
+      return true;
+    }
+    p.writes ??= { left: {}, right: {} };
+    p.writes[to][fieldOf(fm, to).id] = c.value;
+    nextShadow(p)[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
+    return true;
+  }
+
   function reconcilePair(link: Link, L: RecordData | null, R: RecordData | null) {
     if (link.shadow === null && (!L || !R)) {
       out.problems.push({
@@ -332,14 +375,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       });
       return;
     }
-    // Allocated only when something changes: most pairs of a full scan are unchanged.
-    let nextShadow: Shadow | null = null;
-    const next = (): Shadow => {
-      nextShadow ??= { ...(link.shadow ?? {}) };
-      return nextShadow;
-    };
-    const writes: Record<Side, Record<string, CanonicalValue>> = { left: {}, right: {} };
-    let shadowMoved = false;
+    const p: PairState = { link, shadow: null, moved: false, writes: null };
     let anyChange = false;
     for (const fm of mapping.fields) {
       const sf = link.shadow?.[fm.id] ?? null;
@@ -358,36 +394,12 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const rc = sf === null ? true : R !== null && !valuesEqual(rv.value, sf.r);
       if (!lc && !rc) continue;
       anyChange = true;
-      const push = (from: Side): boolean => {
-        const to = otherSide(from);
-        const source = from === 'left' ? lv.value : rv.value;
-        const current = to === 'left' ? lv.value : rv.value;
-        const c = convertFor(from, fm, source, (from === 'left' ? link.leftId : link.rightId) ?? link.id);
-        if (c.pending) {
-          // The shadow takes the source value now, so the runtime alone writes it when it can.
-          waitFor(c.pending, fm);
-          next()[fm.id] = from === 'left' ? { l: source, r: current } : { l: current, r: source };
-          shadowMoved = true;
-          return true;
-        }
-        if (!c.ok) return false;
-        if (valuesEqual(c.value, current)) {
-          // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
-          next()[fm.id] = { l: lv.value, r: rv.value };
-          shadowMoved = true;
-          out.stats.echoes++;
-          return true;
-        }
-        writes[to][fieldOf(fm, to).id] = c.value;
-        next()[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
-        return true;
-      };
       if (lc && rc) {
         // Both differ from the shadow: equal in substance is a false conflict, else a real one.
         const asRight = convertFor('left', fm, lv.value, link.leftId ?? link.id);
         if (asRight.ok && valuesEqual(asRight.value, rv.value)) {
-          next()[fm.id] = { l: lv.value, r: rv.value };
-          shadowMoved = true;
+          nextShadow(p)[fm.id] = { l: lv.value, r: rv.value };
+          p.moved = true;
           out.stats.falseConflicts++;
           continue;
         }
@@ -419,19 +431,19 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
             right: rv.value,
           });
         }
-        if (writable(fm, winner)) push(winner);
+        if (writable(fm, winner)) push(p, fm, winner, lv.value, rv.value);
         else {
-          next()[fm.id] = { l: lv.value, r: rv.value };
-          shadowMoved = true;
+          nextShadow(p)[fm.id] = { l: lv.value, r: rv.value };
+          p.moved = true;
         }
         continue;
       }
       const from: Side = lc ? 'left' : 'right';
-      if (writable(fm, from)) push(from);
+      if (writable(fm, from)) push(p, fm, from, lv.value, rv.value);
       else {
         // A one-way field: the edit on the receiving side stays there, and is not reported again.
-        next()[fm.id] = { l: lv.value, r: rv.value };
-        shadowMoved = true;
+        nextShadow(p)[fm.id] = { l: lv.value, r: rv.value };
+        p.moved = true;
       }
     }
     if (!anyChange) {
@@ -440,7 +452,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     }
     let wrote = false;
     for (const to of ['left', 'right'] as const) {
-      if (Object.keys(writes[to]).length === 0) continue;
+      const fields = p.writes?.[to];
+      if (!fields || Object.keys(fields).length === 0) continue;
       const remoteId = to === 'left' ? link.leftId : link.rightId;
       if (!remoteId) continue;
       wrote = true;
@@ -450,12 +463,12 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         side: to,
         linkId: link.id,
         remoteId,
-        fields: writes[to],
-        intended: next(),
+        fields,
+        intended: nextShadow(p),
         idempotencyKey: keyFor(mapping.id, link.id, link.version, 'update', to),
       });
     }
-    if (!wrote && shadowMoved) out.shadowUpdates.push({ linkId: link.id, shadow: next() });
+    if (!wrote && p.moved) out.shadowUpdates.push({ linkId: link.id, shadow: nextShadow(p) });
   }
 
   function recreate(from: Side, record: RecordData, link: Link | null) {
