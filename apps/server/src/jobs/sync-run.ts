@@ -102,6 +102,9 @@ export const RUN_HEARTBEAT_SECONDS = Math.max(
   Number(process.env.LOCKSTEP_RUN_HEARTBEAT_SECONDS ?? 20) || 20,
 );
 
+/** Sync runs one worker process carries at once (`LOCKSTEP_WORKER_CONCURRENCY`, 4 by default). */
+export const RUN_CONCURRENCY = Math.max(1, Number(process.env.LOCKSTEP_WORKER_CONCURRENCY ?? 4) || 4);
+
 export async function registerSyncRun(
   boss: PgBoss,
   deps: { db: Db; runner: SyncRunner; runWorkers: boolean },
@@ -122,17 +125,24 @@ export async function registerSyncRun(
   if (!deps.runWorkers) return;
   // NOTIFY wakes the worker for new jobs; retries coming due (a delay, no NOTIFY) are still found by
   // the usual 2 s poll, not pg-boss's relaxed 30 s backstop for notify-enabled queues.
-  await boss.work<SyncRunData>(SYNC_RUN, { batchSize: 1, notifyPollingIntervalSeconds: 2 }, async (jobs) => {
-    for (const job of jobs) {
-      try {
-        await handleSyncRun(deps.db, boss, deps.runner, job.data);
-      } catch (error) {
-        // Thrown means transient: pg-boss retries with backoff; say why in the log.
-        console.error(
-          `sync-run ${job.data.coreBaseId} failed, will retry: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        throw error;
+  // Several runs at once per process (different syncs; one sync's runs stay one at a time by the
+  // stately policy): a worker loop that finishes a job waits for its next poll unless a NOTIFY came
+  // in meanwhile, so with one loop a backlog of queued syncs was served one per 2 s.
+  await boss.work<SyncRunData>(
+    SYNC_RUN,
+    { batchSize: 1, notifyPollingIntervalSeconds: 2, localConcurrency: RUN_CONCURRENCY },
+    async (jobs) => {
+      for (const job of jobs) {
+        try {
+          await handleSyncRun(deps.db, boss, deps.runner, job.data);
+        } catch (error) {
+          // Thrown means transient: pg-boss retries with backoff; say why in the log.
+          console.error(
+            `sync-run ${job.data.coreBaseId} failed, will retry: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          throw error;
+        }
       }
-    }
-  });
+    },
+  );
 }
