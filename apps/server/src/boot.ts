@@ -110,6 +110,7 @@ export async function boot(
       runner: createSyncRunner({ db, secretBox, connectors: runtimeConnectors }),
       secretBox,
       connectors: runtimeConnectors,
+      ctx,
     });
     const runWorkers = options.runWorkers ?? config.role !== 'api';
     const changeListener = createPostgresChangeListener({

@@ -202,3 +202,24 @@ export const CreateFieldsResponse = z.object({
   columns: z.array(CreatedColumn),
 });
 export type CreateFieldsResponse = z.infer<typeof CreateFieldsResponse>;
+
+/** create-tables-async: the job's tracker (GET /rest/progress/{trackingId}); its result is a CreateTablesResponse. */
+export const CreateTablesAsyncResponse = z.object({ trackingId: z.string() });
+export type CreateTablesAsyncResponse = z.infer<typeof CreateTablesAsyncResponse>;
+
+export const SetupTableParams = z.object({
+  externalTableId: z.string().uuid('must be an external table id (a UUID)'),
+});
+
+/** A table created in the other app and mapped to its source, all fields paired. */
+export const SetUpTable = z.object({
+  sourceTableId: z.string(),
+  tableMappingId: z.string(),
+  created: CreatedTable,
+  matchOnFieldId: z.string().nullable(),
+});
+export const SetupTablesResponse = z.object({
+  setUp: z.array(SetUpTable),
+  skipped: z.array(z.object({ tableId: z.string(), name: z.string(), reason: z.string() })),
+});
+export type SetupTablesResponse = z.infer<typeof SetupTablesResponse>;

@@ -1,7 +1,9 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
+import type { AppContext } from '../http/context';
 import type { SecretBox } from '../services/secret-box';
 import type { RuntimeConnectors } from '../sync/runtime-connectors';
+import { registerGenerateSchema } from './generate-schema';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
@@ -17,6 +19,8 @@ export async function registerJobs(
     runner: SyncRunner;
     secretBox: SecretBox;
     connectors: RuntimeConnectors;
+    /** Jobs that do what a route does (create-tables-async) use the routes' services. */
+    ctx?: AppContext;
   },
 ) {
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
@@ -24,4 +28,5 @@ export async function registerJobs(
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
+  await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
 }

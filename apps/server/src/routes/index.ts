@@ -40,6 +40,9 @@ import { updateTablePreviews } from './external-bases/update-table-previews';
 import { updateTableSchema } from './external-tables/update-table-schema';
 import { createFieldsRoute } from './generate-schema/create-fields';
 import { createTablesRoute } from './generate-schema/create-tables';
+import { createTablesAsyncRoute } from './generate-schema/create-tables-async';
+import { setupTableRoute } from './generate-schema/setup-table';
+import { setupTablesRoute } from './generate-schema/setup-tables';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { deleteApprovals } from './review/delete-approvals';
@@ -149,7 +152,10 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     automapTablesRoute,
     automapFieldsRoute,
     createTablesRoute,
+    createTablesAsyncRoute,
     createFieldsRoute,
+    setupTablesRoute,
+    setupTableRoute,
     oauthAuthorizeCallback,
     oauthAuthorizeUrl,
     getUserEmail,
