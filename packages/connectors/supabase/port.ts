@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { assertPostgresqlHostAllowed, type PgConnectionItems } from '../postgresql/connection';
 import { postgresqlPort } from '../postgresql/port';
 import { ConnectorError } from '../sdk/connector';
-import { listSchemasSql, roleSql, schemaGrantSql } from './database-access';
+import { listSchemasSql, revokeSql, roleSql, schemaGrantSql } from './database-access';
 import {
   createManagementClient,
   requestSupabaseTokens,
@@ -248,6 +248,18 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
         for (const r of rows) bases.push({ remoteId: `${ref}:${r.name}`, name: `${p.name} / ${r.name}` });
       }
       return bases;
+    },
+
+    /**
+     * The connection is being deleted: Lockstep's role loses its grants on the schemas it was given
+     * and can no longer log in (it stays if it owns the change-capture schema other roles use).
+     */
+    async revokeAccess(items: SupabaseItems, save?: SaveItems): Promise<{ revoked: boolean }> {
+      if (!items.projectRef || !items.roleName) return { revoked: false };
+      const s = session(items, save);
+      const ref = items.projectRef;
+      await s.call((api) => api.runQuery(ref, revokeSql(items.roleName as string, schemasOf(items))));
+      return { revoked: true };
     },
 
     /** Sets up database access for the chosen schema, then reads its tables as Lockstep's role. */

@@ -32,6 +32,8 @@ export type ConnectorPort = {
     baseRemoteId: string,
     context?: PortCallContext,
   ): Promise<DiscoveredTable[]>;
+  /** Undoes what connecting set up in the app (Supabase: the role's grants and login); before a delete. */
+  onConnectionDeleted?(secrets: Record<string, string>): Promise<void>;
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */
   authorizeUrl?(input: { redirectUri: string; state: string; codeChallenge: string }): string;
   /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */

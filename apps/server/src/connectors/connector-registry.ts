@@ -50,6 +50,7 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
     discoverSchema: (secrets, base, context) =>
       guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
     exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+    onConnectionDeleted: (secrets) => guarded(async () => void (await port.revokeAccess(secrets))),
     authorizeUrl: (input) => {
       if (!settings.clientId)
         throw new ConnectionProblem(

@@ -1,7 +1,8 @@
+import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
-import { findConnection } from '../../services/external-connections';
+import { findConnection, openSecrets } from '../../services/external-connections';
 import { ConnectionParams } from './params';
 
 export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
@@ -12,7 +13,7 @@ export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
         tags: ['connections'],
         summary: 'Delete a connection that no sync uses',
         params: ConnectionParams,
-        response: { 200: z.object({ deleted: z.literal(true) }) },
+        response: { 200: z.object({ deleted: z.literal(true), warning: z.string().optional() }) },
       },
     },
     async (request) => {
@@ -31,8 +32,20 @@ export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
           'conflict',
         );
       }
+      // Best effort: what connecting set up in the app is undone first; if the app refuses (a revoked
+      // token, say), the connection is still deleted and the user is told what is left to do.
+      let warning: string | undefined;
+      const port = ctx.connectors.get(row.type as ConnectorType);
+      if (port?.onConnectionDeleted) {
+        try {
+          await port.onConnectionDeleted(openSecrets(ctx, row).connectionItems);
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          warning = `Lockstep could not remove its access from ${connectorDisplayName(row.type as ConnectorType)} (${why}). Remove its database role there by hand.`;
+        }
+      }
       await ctx.db.deleteFrom('external_connection').where('id', '=', row.id).execute();
-      return { deleted: true as const };
+      return { deleted: true as const, ...(warning ? { warning } : {}) };
     },
   );
 }

@@ -287,6 +287,64 @@ describe('Supabase bases', () => {
       removedTableMappings: 0,
       coreBase: { leftExternalBase: null },
     });
+
+    // Deleting the connection takes back what connecting gave: no login, no rights on the schema.
+    const gone = await t.app.inject({
+      method: 'DELETE',
+      url: `/rest/external-connections/${connection.id}`,
+      headers: user.auth,
+    });
+    expect(gone.statusCode, gone.body).toBe(200);
+    expect(gone.json()).toEqual({ deleted: true });
+    const c = new pg.Client({ connectionString: projectUrl });
+    await c.connect();
+    const [role] = (
+      await c.query(
+        `select rolcanlogin, has_table_privilege(rolname, 'public.contacts', 'select') as can_read
+           from pg_roles where rolname = $1`,
+        [items.roleName],
+      )
+    ).rows;
+    await c.end();
+    expect(role).toEqual({ rolcanlogin: false, can_read: false });
+  });
+
+  it('still deletes a connection whose access cannot be taken back, and says what is left to do', async () => {
+    const connection = (await connectSupabase()).json();
+    const coreBaseId = (await post('/rest/core-bases', { name: 'Revoked' })).json().id;
+    const attached = await post('/rest/external-bases', {
+      type: 'supabase',
+      name: 'Shop / billing',
+      remoteId: `${ref}:billing`,
+      coreBaseId,
+      externalConnectionId: connection.id,
+      side: 'left',
+      extras: {},
+    });
+    expect(attached.statusCode).toBe(201);
+    await t.app.inject({
+      method: 'DELETE',
+      url: `/rest/external-bases/${attached.json().leftExternalBase.id}`,
+      headers: user.auth,
+    });
+    // Supabase refuses the revoking query (the organization took Lockstep's rights away).
+    sim.faults.next({
+      status: 403,
+      body: { message: 'Forbidden resource' },
+      path: /database\/query/,
+      count: 5,
+    });
+    const gone = await t.app.inject({
+      method: 'DELETE',
+      url: `/rest/external-connections/${connection.id}`,
+      headers: user.auth,
+    });
+    sim.faults.clear();
+    expect(gone.statusCode, gone.body).toBe(200);
+    expect(gone.json().warning).toMatch(/could not remove its access from Supabase/);
+    expect(
+      await t.ctx.db.selectFrom('external_connection').select('id').where('id', '=', connection.id).execute(),
+    ).toEqual([]);
   });
 });
 
