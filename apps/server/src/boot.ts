@@ -77,9 +77,16 @@ export async function boot(
     };
     // Notion and Google Sheets: the apps' own APIs, or the sandbox's simulators (any URL when local).
     const saas = { sandboxUrls, allowCustomBaseUrl: allowPrivateHosts };
+    const g = config.google.apiUrl;
+    const googleSheets = {
+      ...saas,
+      clientId: config.google.clientId,
+      clientSecret: config.google.clientSecret,
+      ...(g ? { apiUrl: g, driveUrl: g, oauthUrl: g, authorizeUrl: g } : {}),
+    };
     const runtimeConnectors = createRuntimeConnectors(
       {},
-      { airtable: { ...airtable, pool }, notion: { ...saas, pool }, googleSheets: { ...saas, pool } },
+      { airtable: { ...airtable, pool }, notion: { ...saas, pool }, googleSheets: { ...googleSheets, pool } },
     );
     const secretBox = createSecretBox(secrets.secretKey);
     const ctx: AppContext = {
@@ -100,7 +107,7 @@ export async function boot(
         supabase: config.supabase,
         airtable: { ...airtable, pool },
         notion: { ...saas, pool },
-        googleSheets: { ...saas, pool },
+        googleSheets: { ...googleSheets, pool },
       }),
       sandbox,
     };

@@ -28,6 +28,9 @@ const EnvSchema = z.object({
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_GOOGLE_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_GOOGLE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_GOOGLE_API_URL: z.string().url().optional(),
   LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
 });
 
@@ -58,6 +61,11 @@ export type Config = {
     clientId: string | undefined;
     clientSecret: string | undefined;
   };
+  /**
+   * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
+   * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
+   */
+  google: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
   /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
   sandbox: boolean | undefined;
 };
@@ -119,6 +127,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       oauthUrl: e.LOCKSTEP_AIRTABLE_OAUTH_URL.replace(/\/$/, ''),
       clientId: e.LOCKSTEP_AIRTABLE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_AIRTABLE_CLIENT_SECRET || undefined,
+    },
+    google: {
+      clientId: e.LOCKSTEP_GOOGLE_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_GOOGLE_CLIENT_SECRET || undefined,
+      apiUrl: e.LOCKSTEP_GOOGLE_API_URL?.replace(/\/$/, '') || undefined,
     },
     sandbox: e.LOCKSTEP_SANDBOX === '1' ? true : e.LOCKSTEP_SANDBOX === '0' ? false : undefined,
   };

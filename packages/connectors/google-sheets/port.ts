@@ -31,6 +31,12 @@ import {
 export const GOOGLE_SHEETS_API_URL = 'https://sheets.googleapis.com';
 export const GOOGLE_DRIVE_API_URL = 'https://www.googleapis.com';
 export const GOOGLE_OAUTH_TOKEN_URL = 'https://oauth2.googleapis.com';
+export const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com';
+/** drive.file (spreadsheets Lockstep makes or is given) and spreadsheets (the ones the user names). */
+export const GOOGLE_SHEETS_SCOPES = [
+  'https://www.googleapis.com/auth/drive.file',
+  'https://www.googleapis.com/auth/spreadsheets',
+] as const;
 
 export type GoogleSheetsItems = Record<string, string>;
 
@@ -38,6 +44,8 @@ export type GoogleSheetsSettings = ApiUrlSettings & {
   apiUrl?: string;
   driveUrl?: string;
   oauthUrl?: string;
+  /** Where Google's consent screen is (accounts.google.com; the simulator in tests). */
+  authorizeUrl?: string;
   /** This server's Google OAuth client: with it a `refreshToken` item renews the access token. */
   clientId?: string;
   clientSecret?: string;
@@ -117,8 +125,72 @@ function connectorFor(
 export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
   // A person is waiting: few attempts.
   const interactive = { maxAttempts: 3, ...settings.http };
+  const oauthClient = () => {
+    if (!settings.clientId || !settings.clientSecret)
+      throw new ConnectorError(
+        'validation',
+        'Google OAuth client is not configured',
+        'Signing in with Google is not set up on this server (LOCKSTEP_GOOGLE_CLIENT_ID and LOCKSTEP_GOOGLE_CLIENT_SECRET). Use an access token instead.',
+      );
+    return { clientId: settings.clientId, clientSecret: settings.clientSecret };
+  };
   return {
     type: 'google_sheets' as const,
+    /**
+     * Google's consent screen for a web server app with PKCE: offline access (a refresh token) and
+     * consent asked again, so a reconnect gets a fresh refresh token too.
+     */
+    authorizeUrl(input: { redirectUri: string; state: string; codeChallenge: string }): string {
+      const url = new URL('/o/oauth2/v2/auth', settings.authorizeUrl ?? GOOGLE_AUTHORIZE_URL);
+      url.searchParams.set('client_id', oauthClient().clientId);
+      url.searchParams.set('redirect_uri', input.redirectUri);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('scope', GOOGLE_SHEETS_SCOPES.join(' '));
+      url.searchParams.set('access_type', 'offline');
+      url.searchParams.set('prompt', 'consent');
+      url.searchParams.set('include_granted_scopes', 'true');
+      url.searchParams.set('state', input.state);
+      url.searchParams.set('code_challenge', input.codeChallenge);
+      url.searchParams.set('code_challenge_method', 'S256');
+      return url.toString();
+    },
+    /** POST oauth2.googleapis.com/token: the code and its verifier for an access and a refresh token. */
+    async exchangeCode(input: { code: string; codeVerifier: string; redirectUri: string }) {
+      const client = oauthClient();
+      const res = await fetch(new URL('/token', settings.oauthUrl ?? GOOGLE_OAUTH_TOKEN_URL), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: input.code,
+          code_verifier: input.codeVerifier,
+          redirect_uri: input.redirectUri,
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        }).toString(),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      if (!res.ok || typeof body.access_token !== 'string') {
+        const error = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
+        throw new ConnectorError(
+          error === 'invalid_client' ? 'auth_invalid' : 'validation',
+          `${error}: ${String(body.error_description ?? '')}`,
+          'Google did not accept the authorization. Please sign in with Google again.',
+        );
+      }
+      if (typeof body.refresh_token !== 'string')
+        throw new ConnectorError(
+          'validation',
+          'no refresh token in the answer',
+          'Google gave no offline access. Remove Lockstep from your Google account’s third-party access, then sign in again.',
+        );
+      return {
+        accessToken: body.access_token,
+        refreshToken: body.refresh_token,
+        tokenExpiresAt: String(Date.now() + Number(body.expires_in ?? 3600) * 1000),
+      };
+    },
     /** Drive files.list answers: the token works (and may list spreadsheets). */
     async check(items: GoogleSheetsItems): Promise<{ accountEmail: string | null }> {
       await connectorFor(settings, items, '', interactive).listSpreadsheets();

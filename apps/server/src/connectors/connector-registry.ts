@@ -103,6 +103,15 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
     check: (secrets) => guarded(() => port.check(secrets)),
     listBases: (secrets) => guarded(() => port.listBases(secrets)),
     discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    authorizeUrl: (input) => {
+      if (!settings.clientId)
+        throw new ConnectionProblem(
+          'validation',
+          'Signing in with Google is not set up on this server (LOCKSTEP_GOOGLE_CLIENT_ID). Use an access token.',
+        );
+      return port.authorizeUrl(input);
+    },
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
   };
 };
 
