@@ -77,6 +77,12 @@ export async function boot(
     };
     // Notion and Google Sheets: the apps' own APIs, or the sandbox's simulators (any URL when local).
     const saas = { sandboxUrls, allowCustomBaseUrl: allowPrivateHosts };
+    const notion = {
+      ...saas,
+      clientId: config.notion.clientId,
+      clientSecret: config.notion.clientSecret,
+      ...(config.notion.apiUrl ? { apiUrl: config.notion.apiUrl } : {}),
+    };
     const g = config.google.apiUrl;
     const googleSheets = {
       ...saas,
@@ -86,7 +92,11 @@ export async function boot(
     };
     const runtimeConnectors = createRuntimeConnectors(
       {},
-      { airtable: { ...airtable, pool }, notion: { ...saas, pool }, googleSheets: { ...googleSheets, pool } },
+      {
+        airtable: { ...airtable, pool },
+        notion: { ...notion, pool },
+        googleSheets: { ...googleSheets, pool },
+      },
     );
     const secretBox = createSecretBox(secrets.secretKey);
     const ctx: AppContext = {
@@ -106,7 +116,7 @@ export async function boot(
         allowPrivateHosts,
         supabase: config.supabase,
         airtable: { ...airtable, pool },
-        notion: { ...saas, pool },
+        notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),
       sandbox,

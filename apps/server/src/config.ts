@@ -28,6 +28,9 @@ const EnvSchema = z.object({
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_NOTION_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_NOTION_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_NOTION_API_URL: z.string().url().optional(),
   LOCKSTEP_GOOGLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_GOOGLE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_GOOGLE_API_URL: z.string().url().optional(),
@@ -66,6 +69,8 @@ export type Config = {
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
    */
   google: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
+  /** This server's Notion public integration (sign in with Notion); `apiUrl` for the simulator in tests. */
+  notion: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
   /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
   sandbox: boolean | undefined;
 };
@@ -127,6 +132,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       oauthUrl: e.LOCKSTEP_AIRTABLE_OAUTH_URL.replace(/\/$/, ''),
       clientId: e.LOCKSTEP_AIRTABLE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_AIRTABLE_CLIENT_SECRET || undefined,
+    },
+    notion: {
+      clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,
+      apiUrl: e.LOCKSTEP_NOTION_API_URL?.replace(/\/$/, '') || undefined,
     },
     google: {
       clientId: e.LOCKSTEP_GOOGLE_CLIENT_ID || undefined,

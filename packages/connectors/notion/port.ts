@@ -27,6 +27,9 @@ export type NotionItems = Record<string, string>;
 export type NotionSettings = ApiUrlSettings & {
   /** The API every connection uses unless a `baseUrl` item is honoured (https://api.notion.com). */
   apiUrl?: string;
+  /** This server's public integration (OAuth); without it Notion connects with an internal token only. */
+  clientId?: string;
+  clientSecret?: string;
   /** Shares the rate-limit budget between worker processes (PostgreSQL store). */
   pool?: pg.Pool | null;
   /** Client tuning (tests). */
@@ -99,8 +102,62 @@ export function notionDiscoveredTable(table: NotionTable) {
 export function createNotionPort(settings: NotionSettings = {}) {
   // A person is waiting: a 429 is not slept through for long.
   const interactive = { maxRetryAfterMs: 5_000, maxAttempts: 3, ...settings.http };
+  const oauthClient = () => {
+    if (!settings.clientId || !settings.clientSecret)
+      throw new ConnectorError(
+        'validation',
+        'Notion OAuth client is not configured',
+        'Signing in with Notion is not set up on this server (LOCKSTEP_NOTION_CLIENT_ID and LOCKSTEP_NOTION_CLIENT_SECRET). Use an internal integration token instead.',
+      );
+    return { clientId: settings.clientId, clientSecret: settings.clientSecret };
+  };
   return {
     type: 'notion' as const,
+    /** Notion's consent page for a public integration: the user picks the pages and databases to share. */
+    authorizeUrl(input: { redirectUri: string; state: string }): string {
+      const url = new URL('/v1/oauth/authorize', settings.apiUrl ?? NOTION_API_URL);
+      url.searchParams.set('client_id', oauthClient().clientId);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('owner', 'user');
+      url.searchParams.set('redirect_uri', input.redirectUri);
+      url.searchParams.set('state', input.state);
+      return url.toString();
+    },
+    /**
+     * POST /v1/oauth/token with the client as HTTP Basic auth: the code for an access token (and a
+     * refresh token, for integrations that have them), with the workspace it was granted in.
+     */
+    async exchangeCode(input: { code: string; redirectUri: string }) {
+      const client = oauthClient();
+      const res = await fetch(new URL('/v1/oauth/token', settings.apiUrl ?? NOTION_API_URL), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+        },
+        body: JSON.stringify({
+          grant_type: 'authorization_code',
+          code: input.code,
+          redirect_uri: input.redirectUri,
+        }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      if (!res.ok || typeof body.access_token !== 'string') {
+        const code = typeof body.code === 'string' ? body.code : `HTTP ${res.status}`;
+        throw new ConnectorError(
+          code === 'unauthorized' ? 'auth_invalid' : 'validation',
+          `${code}: ${String(body.message ?? '')}`,
+          'Notion did not accept the authorization. Please sign in with Notion again.',
+        );
+      }
+      return {
+        accessToken: body.access_token,
+        ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
+        ...(typeof body.workspace_name === 'string' ? { workspaceName: body.workspace_name } : {}),
+        ...(typeof body.bot_id === 'string' ? { botId: body.bot_id } : {}),
+      };
+    },
     /** GET /v1/users/me: the token works (a bot user has no email). */
     async check(items: NotionItems): Promise<{ accountEmail: string | null }> {
       await connectorFor(settings, items, interactive).check();

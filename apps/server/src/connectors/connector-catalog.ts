@@ -94,11 +94,12 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Notion',
     connectorType: 'notion',
-    // Available once registered: an internal integration token (Notion's public OAuth is not offered yet).
+    // Sign in with Notion (a public integration, when this server has one) or an internal token.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('internalToken', 'Internal integration token', 'password', {
+          optional: true,
           placeholder: 'ntn_…',
           help: 'From notion.so/profile/integrations; share your databases with the integration (••• → Connections).',
         }),

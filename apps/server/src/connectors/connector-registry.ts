@@ -92,6 +92,16 @@ const notion = (settings: NotionSettings): ConnectorPort => {
     check: (secrets) => guarded(() => port.check(secrets)),
     listBases: (secrets) => guarded(() => port.listBases(secrets)),
     discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    // Notion's public integrations take no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      if (!settings.clientId)
+        throw new ConnectionProblem(
+          'validation',
+          'Signing in with Notion is not set up on this server (LOCKSTEP_NOTION_CLIENT_ID). Use an internal integration token.',
+        );
+      return port.authorizeUrl(input);
+    },
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
   };
 };
 
