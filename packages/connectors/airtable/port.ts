@@ -306,9 +306,10 @@ export type AirtablePort = ReturnType<typeof createAirtablePort>;
 export function createAirtableRuntimeConnector(
   settings: AirtableSettings,
   items: AirtableItems,
-  extra: { deleteSweepIntervalMs?: number } = {},
+  extra: { deleteSweepIntervalMs?: number; save?: SaveItems } = {},
 ): TableConnector & { forBase(baseId: string): AirtableConnector } {
-  const session = airtableSession(settings, items);
+  // Renewed tokens are saved on the connection (Airtable's refresh tokens are single-use).
+  const session = airtableSession(settings, items, extra.save);
   const baseUrl = airtableApiUrl(settings, items);
   const byBase = new Map<string, AirtableConnector>();
   const forBase = (baseId: string) => {

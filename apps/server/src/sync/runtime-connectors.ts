@@ -12,9 +12,18 @@ import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
  * The connectors a run uses, by connector type, built for one connection's decrypted credentials.
  * Connectors register here as they land; tests register in-memory apps.
  */
+/** Seals a connection's renewed items (OAuth tokens a run refreshed) back into the connection. */
+export type SaveConnectionItems = (items: Record<string, string>) => Promise<void>;
+
 export type RuntimeConnectors = {
-  forConnection(type: string, secrets: Record<string, string>): TableConnector | undefined;
+  forConnection(
+    type: string,
+    secrets: Record<string, string>,
+    save?: SaveConnectionItems,
+  ): TableConnector | undefined;
 };
+
+type Factory = (secrets: Record<string, string>, save?: SaveConnectionItems) => TableConnector;
 
 /**
  * Airtable in runs: the same settings as its port (a `baseUrl` item only for the sandbox or a local
@@ -24,14 +33,14 @@ export type RuntimeConnectors = {
 export function airtableRuntimeFactory(
   settings: AirtableSettings,
   extra: { deleteSweepIntervalMs?: number } = {},
-): (secrets: Record<string, string>) => TableConnector {
+): Factory {
   const cache = new Map<string, TableConnector>();
-  return (secrets) => {
+  return (secrets, save) => {
     const key = JSON.stringify(Object.entries(secrets).sort());
     let c = cache.get(key);
     if (!c) {
       if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-      c = createAirtableRuntimeConnector(settings, secrets, extra);
+      c = createAirtableRuntimeConnector(settings, secrets, { ...extra, ...(save ? { save } : {}) });
       cache.set(key, c);
     }
     return c;
@@ -70,10 +79,10 @@ export function googleSheetsRuntimeFactory(
 }
 
 export function createRuntimeConnectors(
-  factories: Record<string, (secrets: Record<string, string>) => TableConnector> = {},
+  factories: Record<string, Factory> = {},
   options: { airtable?: AirtableSettings; notion?: NotionSettings; googleSheets?: GoogleSheetsSettings } = {},
 ): RuntimeConnectors & {
-  register: (type: string, factory: (secrets: Record<string, string>) => TableConnector) => void;
+  register: (type: string, factory: Factory) => void;
   close: () => Promise<void>;
 } {
   // One pool per database, kept across runs (a run must not open new connections every chunk).
@@ -87,7 +96,7 @@ export function createRuntimeConnectors(
     }
     return c;
   };
-  const all: Record<string, (secrets: Record<string, string>) => TableConnector> = {
+  const all: Record<string, Factory> = {
     postgresql,
     // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project.
     supabase: (secrets) => postgresql(supabaseDatabaseItems(secrets) as Record<string, string>),
@@ -97,7 +106,7 @@ export function createRuntimeConnectors(
     ...factories,
   };
   return {
-    forConnection: (type, secrets) => all[type]?.(secrets),
+    forConnection: (type, secrets, save) => all[type]?.(secrets, save),
     register: (type, factory) => {
       all[type] = factory;
     },

@@ -105,6 +105,45 @@ describe('Airtable OAuth with PKCE', () => {
     expect((await bases()).statusCode).toBe(200);
   });
 
+  it("saves the tokens a run's connector renews (Airtable's refresh tokens are single-use)", async () => {
+    const { code, verifier } = await signIn();
+    const res = await post('/rest/external-connections/oauth/airtable/authorize-callback', {
+      code,
+      codeVerifier: verifier,
+      redirectUri,
+      connectionItems: {},
+    });
+    expect(res.statusCode).toBe(201);
+    const row = await t.ctx.db
+      .selectFrom('external_connection')
+      .selectAll()
+      .where('id', '=', res.json().id)
+      .executeTakeFirstOrThrow();
+    const items = openSecrets(t.ctx, row).connectionItems;
+    const saved: Record<string, string>[] = [];
+    const runtime = t.ctx.runtimeConnectors.forConnection('airtable', items, async (next) => {
+      saved.push(next);
+    });
+    const baseId = sim.crm?.baseId as string;
+    const table = `${baseId}/${sim.crm?.tables.contacts}`;
+    expect((await runtime?.read(table, null, { pageSize: 10 }))?.records.length).toBeGreaterThan(0);
+    expect(saved).toEqual([]);
+    // The access token is refused mid-run: renewed once, and the new pair handed over to be saved.
+    sim.revokeToken(items.accessToken as string);
+    expect((await runtime?.read(table, null, { pageSize: 10 }))?.records.length).toBeGreaterThan(0);
+    expect(saved).toHaveLength(1);
+    expect(saved[0]?.accessToken).not.toBe(items.accessToken);
+    expect(saved[0]?.refreshToken).not.toBe(items.refreshToken);
+    // The saved refresh token is the live one: another process starting from it gets through.
+    sim.revokeToken(saved[0]?.accessToken as string);
+    const later = t.ctx.runtimeConnectors.forConnection(
+      'airtable',
+      saved[0] as Record<string, string>,
+      async () => {},
+    );
+    expect((await later?.read(table, null, { pageSize: 10 }))?.records.length).toBeGreaterThan(0);
+  });
+
   it('refuses a sign-in that does not come back to its own callback page', async () => {
     const res = await post('/rest/external-connections/oauth/airtable/authorize-url', {
       codeChallenge: createHash('sha256').update('x'.repeat(43)).digest('base64url'),
