@@ -15,6 +15,7 @@ export {
   type NotionTable,
   type NotionWebhookHint,
   notionVerificationToken,
+  parseNotionWebhook,
   signNotionBody,
   verifyNotionSignature,
 } from './notion-connector';

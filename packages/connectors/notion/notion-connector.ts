@@ -863,32 +863,35 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
       if (!secret) return false;
       return verifyNotionSignature(secret, header(headers, 'x-notion-signature'), body);
     },
-    parseWebhook(_headers, body) {
-      let event: {
-        type?: string;
-        entity?: { id?: string; type?: string };
-        data?: { parent?: { id?: string; type?: string; data_source_id?: string } };
-      };
-      try {
-        event = JSON.parse(body);
-      } catch {
-        return [];
-      }
-      const type = event.type ?? '';
-      const entity = event.entity;
-      if (!entity?.id) return [];
-      if (type.startsWith('page.')) {
-        const ds = event.data?.parent?.data_source_id;
-        // Pages outside a data source are not synced.
-        if (!ds) return [];
-        return [
-          { tableRemoteId: ds, recordId: entity.id, ...(type === 'page.deleted' ? { deleted: true } : {}) },
-        ];
-      }
-      if (type.startsWith('data_source.')) return [{ tableRemoteId: entity.id }];
-      return [];
-    },
+    parseWebhook: (_headers, body) => parseNotionWebhook(body),
     read,
     write,
   };
+}
+
+/** Ids-only events -> which data source (and page) to read again; the verification handshake gives []. */
+export function parseNotionWebhook(body: string): NotionWebhookHint[] {
+  let event: {
+    type?: string;
+    entity?: { id?: string; type?: string };
+    data?: { parent?: { id?: string; type?: string; data_source_id?: string } };
+  };
+  try {
+    event = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const type = event.type ?? '';
+  const entity = event.entity;
+  if (!entity?.id) return [];
+  if (type.startsWith('page.')) {
+    const ds = event.data?.parent?.data_source_id;
+    // Pages outside a data source are not synced.
+    if (!ds) return [];
+    return [
+      { tableRemoteId: ds, recordId: entity.id, ...(type === 'page.deleted' ? { deleted: true } : {}) },
+    ];
+  }
+  if (type.startsWith('data_source.')) return [{ tableRemoteId: entity.id }];
+  return [];
 }

@@ -12,12 +12,13 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
+import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError } from './error-envelope';
 import { mountAuth } from './mount-auth';
 
-const API_PREFIXES = ['/rest', '/api', '/health'];
+const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
 
 /** The HTTP server: public routes, better-auth, /rest behind the Bearer guard, OpenAPI, and the web app. */
 export async function buildApp(ctx: AppContext) {
@@ -85,6 +86,17 @@ export async function buildApp(ctx: AppContext) {
     },
     { prefix: '/rest' },
   );
+
+  // The apps' webhooks: public (each address carries a key only this server makes), and read as the
+  // raw body, because their signatures are over the exact bytes.
+  await app.register(async (hooks) => {
+    hooks.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: 1_048_576 },
+      (_req, body, done) => done(null, body),
+    );
+    receiveNotionWebhook(hooks, ctx);
+  });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');
   const hasWeb = existsSync(indexHtml);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
@@ -12,7 +12,13 @@ export function createSecretBox(base64Key: string) {
   if (key.length !== 32) {
     throw new Error('LOCKSTEP_SECRET_KEY must be 32 bytes in base64 (for example: openssl rand -base64 32).');
   }
+  // A key of its own for MACs (unguessable URLs), derived so the encryption key is never reused as-is.
+  const macKey = createHmac('sha256', key).update('lockstep-mac-v1').digest();
   return {
+    /** A MAC of `text` (base64url, 32 characters): for addresses only this server can make. */
+    mac(text: string): string {
+      return createHmac('sha256', macKey).update(text).digest('base64url').slice(0, 32);
+    },
     seal(value: unknown): string {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

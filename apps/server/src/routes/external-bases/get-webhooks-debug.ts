@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { LISTENED_TYPES, readCaptureState, realTimeMechanism } from '../../services/change-capture-debug';
 import { findExternalBase } from '../../services/external-bases';
+import { notionWebhookPath } from '../webhooks/receive-notion-webhook';
 import { ExternalBaseParams } from './params';
 
 export const RealTimeMechanism = z.enum(['postgres_trigger_notify', 'polling']);
@@ -33,6 +34,11 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
                 triggerEnabled: z.boolean().nullable(),
               }),
             ),
+            /**
+             * Notion: the address to give the integration's webhook subscription (Notion's settings →
+             * Webhooks); changes then wake the sync at once instead of at its next poll.
+             */
+            webhookUrl: z.string().nullable(),
             /** Why the app's side could not be read (the rest of the answer still holds). */
             error: z.string().nullable(),
           }),
@@ -77,6 +83,10 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         webhooksEnabled: base.webhooks_enabled,
         mechanism,
         channel: mechanism === 'postgres_trigger_notify' ? 'lockstep_changes' : null,
+        webhookUrl:
+          base.type === 'notion' && base.external_connection_id
+            ? `${ctx.config.publicUrl}${notionWebhookPath(ctx, base.external_connection_id)}`
+            : null,
         listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
         tables: tables.map((t) => {
           const s = state?.tables.get(t.remote_id);

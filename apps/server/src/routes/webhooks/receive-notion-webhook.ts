@@ -1,0 +1,108 @@
+import { timingSafeEqual } from 'node:crypto';
+import {
+  notionVerificationToken,
+  parseNotionWebhook,
+  verifyNotionSignature,
+} from '@lockstep/connectors/notion';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { AppContext } from '../../http/context';
+import { envelope } from '../../http/error-envelope';
+import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
+import type { SealedSecrets } from '../../services/external-connections';
+
+/** Events older than this are refused: a captured delivery replayed later wakes nothing. */
+const MAX_EVENT_AGE_MS = 10 * 60_000;
+
+/** The address a Notion connection's integration sends its webhooks to (shown on the webhooks debug page). */
+export function notionWebhookPath(ctx: AppContext, connectionId: string): string {
+  return `/webhooks/notion/${connectionId}/${ctx.secretBox.mac(`notion-webhook:${connectionId}`)}`;
+}
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * POST /webhooks/notion/{connectionId}/{key}: Notion's webhooks for one connection's integration.
+ * The key is a MAC only this server makes, so the address cannot be guessed. The subscription's
+ * one-time handshake (`verification_token`) is kept, sealed, on the connection; every event after
+ * must carry its `X-Notion-Signature` (HMAC-SHA256 of the raw body with that token). Events name
+ * pages and data sources only: each sync reading one of those data sources is queued to run now.
+ */
+export function receiveNotionWebhook(app: FastifyInstance, ctx: AppContext) {
+  app.post<{ Params: { connectionId: string; key: string } }>(
+    '/webhooks/notion/:connectionId/:key',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const { connectionId, key } = request.params;
+      const fail = (status: number, message: string, userFacing: string, code: string) =>
+        reply.status(status).send(envelope(status, request.url, message, userFacing, code));
+      const path = notionWebhookPath(ctx, /^[0-9a-f-]{36}$/.test(connectionId) ? connectionId : '');
+      const connection = /^[0-9a-f-]{36}$/.test(connectionId)
+        ? await ctx.db
+            .selectFrom('external_connection')
+            .select(['id', 'type', 'secrets'])
+            .where('id', '=', connectionId)
+            .executeTakeFirst()
+        : undefined;
+      if (connection?.type !== 'notion' || !sameText(path, `/webhooks/notion/${connectionId}/${key}`))
+        return fail(404, 'No such webhook', 'This address does not exist.', 'not_found');
+      const body = typeof request.body === 'string' ? request.body : '';
+      const sealed = ctx.secretBox.open<SealedSecrets & { notionWebhookToken?: string }>(connection.secrets);
+
+      // The handshake: kept, so the signatures of the events can be checked.
+      const handshake = notionVerificationToken(body);
+      if (handshake !== null) {
+        await ctx.db
+          .updateTable('external_connection')
+          .set({
+            secrets: ctx.secretBox.seal({ ...sealed, notionWebhookToken: handshake }),
+            updated_at: new Date(),
+          })
+          .where('id', '=', connection.id)
+          .execute();
+        return reply.status(200).send({ received: true });
+      }
+      const signature = request.headers['x-notion-signature'];
+      if (
+        !sealed.notionWebhookToken ||
+        !verifyNotionSignature(
+          sealed.notionWebhookToken,
+          Array.isArray(signature) ? signature[0] : signature,
+          body,
+        )
+      )
+        return fail(401, 'Bad webhook signature', 'The webhook signature does not match.', 'auth_invalid');
+      let timestamp = Number.NaN;
+      try {
+        timestamp = Date.parse(String((JSON.parse(body) as { timestamp?: unknown }).timestamp));
+      } catch {
+        // unreadable: refused below
+      }
+      if (!Number.isFinite(timestamp) || Math.abs(Date.now() - timestamp) > MAX_EVENT_AGE_MS)
+        return fail(400, 'Stale webhook event', 'This webhook event is too old to be taken.', 'validation');
+
+      const tableIds = [
+        ...new Set(parseNotionWebhook(body).flatMap((h) => (h.tableRemoteId ? [h.tableRemoteId] : []))),
+      ];
+      let queued = 0;
+      if (tableIds.length > 0) {
+        const syncs = (
+          await sql<{ id: string }>`select distinct cb.id from external_table t
+              join external_base b on b.id = t.external_base_id
+              join core_base cb on cb.id = b.core_base_id
+             where b.external_connection_id = ${connection.id}::uuid and t.remote_id = any(${tableIds}::text[])
+               and cb.sync_state = 'on'`.execute(ctx.db)
+        ).rows;
+        for (const s of syncs) {
+          await requestSyncRun(ctx.boss, s.id, 'webhook', PRIORITY.webhook);
+          queued++;
+        }
+      }
+      return reply.status(200).send({ received: true, queued });
+    },
+  );
+}
