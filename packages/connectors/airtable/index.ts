@@ -35,6 +35,7 @@ export {
   type AirtableItems,
   type AirtablePort,
   type AirtableSettings,
+  type AirtableWebhook,
   airtableApiUrl,
   airtableDiscoveredTables,
   airtableSession,

@@ -35,6 +35,14 @@ import {
 export type AirtableItems = Record<string, string>;
 export type SaveItems = (items: AirtableItems) => Promise<void>;
 
+/** A webhook Lockstep made on a base: its secret (sealed with the connection) and its expiry. */
+export type AirtableWebhook = {
+  id: string;
+  macSecretBase64: string;
+  expirationTime: string;
+  notificationUrl: string;
+};
+
 export type AirtableSettings = {
   /** The API every connection uses unless a `baseUrl` item is honoured (https://api.airtable.com). */
   apiUrl?: string;
@@ -285,6 +293,45 @@ export function createAirtablePort(settings: AirtableSettings = {}) {
     async listBases(items: AirtableItems, save?: SaveItems) {
       const bases = await airtableListBases(clientFor(settings, items, save));
       return bases.map((b) => ({ remoteId: b.id, name: b.name }));
+    },
+    /**
+     * The base's webhook to `notificationUrl` (table data changes): refreshed when it has less than
+     * two days left of its 7, created when it is unknown or Airtable no longer has it. The MAC secret
+     * comes back once, at creation.
+     */
+    async ensureWebhook(
+      items: AirtableItems,
+      baseId: string,
+      notificationUrl: string,
+      known: AirtableWebhook | null,
+      save?: SaveItems,
+    ): Promise<AirtableWebhook> {
+      const client = clientFor(settings, items, save);
+      const base = `/v0/bases/${encodeURIComponent(baseId)}/webhooks`;
+      if (known && known.notificationUrl === notificationUrl) {
+        if (Date.parse(known.expirationTime) - now() > 2 * 86_400_000) return known;
+        try {
+          const { body } = await client.request<{ expirationTime: string }>({
+            method: 'POST',
+            path: `${base}/${encodeURIComponent(known.id)}/refresh`,
+          });
+          return { ...known, expirationTime: body.expirationTime };
+        } catch (error) {
+          if (!(error instanceof ConnectorError) || error.code !== 'not_found') throw error;
+          // Expired or deleted in Airtable: a new one below.
+        }
+      }
+      const { body } = await client.request<{ id: string; macSecretBase64: string; expirationTime: string }>({
+        method: 'POST',
+        path: base,
+        body: { notificationUrl, specification: { options: { filters: { dataTypes: ['tableData'] } } } },
+      });
+      return {
+        id: body.id,
+        macSecretBase64: body.macSecretBase64,
+        expirationTime: body.expirationTime,
+        notificationUrl,
+      };
     },
     async discoverSchema(items: AirtableItems, baseId: string, save?: SaveItems) {
       const client = clientFor(settings, items, save);

@@ -22,6 +22,14 @@ export type BasePreview = { remoteId: string; name: string };
  */
 export type PortCallContext = { saveItems(items: Record<string, string>): Promise<void> };
 
+/** A webhook an app made for Lockstep: its id, signing secret, expiry and address. */
+export type AppWebhook = {
+  id: string;
+  macSecretBase64: string;
+  expirationTime: string;
+  notificationUrl: string;
+};
+
 export type ConnectorPort = {
   type: ConnectorType;
   /** Throws a ConnectionProblem when the app refuses the credentials or cannot be reached. */
@@ -32,6 +40,17 @@ export type ConnectorPort = {
     baseRemoteId: string,
     context?: PortCallContext,
   ): Promise<DiscoveredTable[]>;
+  /**
+   * Apps with webhooks made by API (Airtable): makes sure the base's webhook to `notificationUrl`
+   * exists and has time left; `known` is what the last call returned (kept sealed by the caller).
+   */
+  ensureWebhook?(
+    secrets: Record<string, string>,
+    baseRemoteId: string,
+    notificationUrl: string,
+    known: AppWebhook | null,
+    context?: PortCallContext,
+  ): Promise<AppWebhook>;
   /** Undoes what connecting set up in the app (Supabase: the role's grants and login); before a delete. */
   onConnectionDeleted?(secrets: Record<string, string>): Promise<void>;
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */

@@ -66,6 +66,8 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
 const airtable = (settings: AirtableSettings): ConnectorPort => {
   const port = createAirtablePort(settings);
   return {
+    ensureWebhook: (secrets, baseId, url, known, context) =>
+      guarded(() => port.ensureWebhook(secrets, baseId, url, known, context?.saveItems)),
     type: 'airtable',
     check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
     listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),

@@ -12,6 +12,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
+import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
@@ -96,6 +97,7 @@ export async function buildApp(ctx: AppContext) {
       (_req, body, done) => done(null, body),
     );
     receiveNotionWebhook(hooks, ctx);
+    receiveAirtableWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

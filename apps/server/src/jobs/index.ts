@@ -6,6 +6,7 @@ import type { RuntimeConnectors } from '../sync/runtime-connectors';
 import { registerGenerateSchema } from './generate-schema';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
+import { registerRefreshAppWebhooks } from './refresh-app-webhooks';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
@@ -29,4 +30,5 @@ export async function registerJobs(
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
   await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);
 }

@@ -1,6 +1,7 @@
 import { CoreBase, PatchCoreBaseBody } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
+import { requestAppWebhooks } from '../../jobs/refresh-app-webhooks';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
 import { findCoreBase, toCoreBase } from '../../services/core-bases';
 import { assertPlanAllows } from '../../services/plan-guard';
@@ -56,6 +57,8 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
         await announceSyncsChanged(ctx.db).catch(() => {});
+        // Apps whose webhooks are made by API (Airtable) get theirs in the background.
+        await requestAppWebhooks(ctx.boss, row.id);
       } else if (mappings && updated.sync_state === 'on') {
         // New or changed mappings on a live sync: carry them now (a new table pair starts with a
         // full read), and listen on any table that is new to the listeners.
