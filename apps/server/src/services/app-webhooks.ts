@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { ConnectorType } from '@lockstep/contract';
 import type { AppWebhook } from '../connectors/connector-port';
 import type { AppContext } from '../http/context';
@@ -5,6 +6,13 @@ import { openSecrets, portContext } from './external-connections';
 
 /** What a connection keeps about the webhooks its apps made (sealed with its secrets): per base. */
 export type SealedWebhooks = { appWebhooks?: Record<string, AppWebhook> };
+
+/** Compares a webhook address (or key) in constant time. */
+export function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
 export function appWebhookPath(ctx: AppContext, app: 'airtable', connectionId: string): string {

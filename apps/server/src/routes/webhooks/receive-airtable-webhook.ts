@@ -1,21 +1,14 @@
-import { timingSafeEqual } from 'node:crypto';
 import { verifyAirtableNotification } from '@lockstep/connectors/airtable';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from '../../http/context';
 import { envelope } from '../../http/error-envelope';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
-import { appWebhookPath, type SealedWebhooks } from '../../services/app-webhooks';
+import { appWebhookPath, type SealedWebhooks, sameText } from '../../services/app-webhooks';
 import { openSecrets } from '../../services/external-connections';
 
 /** Notifications older than this are refused: a captured ping replayed later wakes nothing. */
 const MAX_PING_AGE_MS = 10 * 60_000;
-
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /**
  * POST /webhooks/airtable/{connectionId}/{key}: Airtable's notification pings for the webhooks this

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import {
   notionVerificationToken,
   parseNotionWebhook,
@@ -9,6 +8,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../http/context';
 import { envelope } from '../../http/error-envelope';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
+import { sameText } from '../../services/app-webhooks';
 import type { SealedSecrets } from '../../services/external-connections';
 
 /** Events older than this are refused: a captured delivery replayed later wakes nothing. */
@@ -18,12 +18,6 @@ const MAX_EVENT_AGE_MS = 10 * 60_000;
 export function notionWebhookPath(ctx: AppContext, connectionId: string): string {
   return `/webhooks/notion/${connectionId}/${ctx.secretBox.mac(`notion-webhook:${connectionId}`)}`;
 }
-
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /**
  * POST /webhooks/notion/{connectionId}/{key}: Notion's webhooks for one connection's integration.
