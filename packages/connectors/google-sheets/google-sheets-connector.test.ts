@@ -203,19 +203,41 @@ describe('Google Sheets connector specifics', () => {
     const page1 = await connector.read('0', null, { pageSize: 10 });
     sim.deleteRows(ss, 'Leads', 2, 3); // three rows above the cursor disappear
     sim.insertRows(ss, 'Leads', 1, [['Top Newcomer', 'top@example.com']]);
+    sim.requestLog.reset();
     let cursor = page1.nextCursor;
     const ids = page1.records.map((r) => r.id);
+    let pages = 0;
     for (let more = page1.hasMore; more; ) {
       const page = await connector.read('0', cursor, { pageSize: 10 });
+      pages += 1;
       ids.push(...page.records.map((r) => r.id));
       cursor = page.nextCursor;
       more = page.hasMore;
+      // And an empty row pushes everything down by one between pages.
+      sim.insertRows(ss, 'Leads', 1, [[]]);
     }
     expect(new Set(ids).size).toBe(ids.length);
     const present = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).map((r) => r.value);
     // Every row that still exists and existed when its position was passed was read.
     const missing = present.filter((id) => !ids.includes(id as string));
     expect(missing).toEqual([]);
+    // The shift was found in the page's own answer (the window overlaps the previous page's last row).
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(pages);
+  });
+
+  it('starts the pass over when the previous page’s last row is gone or moved far, still reading each row once', async () => {
+    const page1 = await connector.read('0', null, { pageSize: 30 });
+    expect(page1.hasMore).toBe(true);
+    sim.deleteRows(ss, 'Leads', 1, 25); // the cursor's row moves 25 rows up, past the overlap
+    const rest = await readAll(connector, '0', page1.nextCursor, 30);
+    const ids = [...page1.records, ...rest.records].map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const present = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).map((r) => r.value as string);
+    expect(present.filter((id) => !ids.includes(id))).toEqual([]);
+    expect(present).toHaveLength(15);
+    // The deleted row that was the anchor: gone, and the next pass reports the deleted ones.
+    const next = await readAll(connector, '0', rest.cursor, 100);
+    expect(next.deletedIds).toHaveLength(25);
   });
 
   it('writes: creates append rows with ids and post-images; updates follow a moved row; deletes go bottom-up', async () => {
@@ -304,10 +326,166 @@ describe('Google Sheets connector specifics', () => {
       })),
     );
     expect(results.every((r) => r.ok)).toBe(true);
-    const appends = sim.state.payloads.filter((p) => p.path.endsWith(':append'));
-    expect(appends.length).toBeGreaterThanOrEqual(3);
+    // One atomic batchUpdate per chunk (rows, values and tags together), never an append.
+    const batches = sim.state.payloads.filter((p) => p.path.endsWith(':batchUpdate'));
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+    expect(sim.state.payloads.filter((p) => p.path.endsWith(':append'))).toEqual([]);
     for (const p of sim.state.payloads) expect(p.bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(new Set(results.map((r) => (r.ok ? r.remoteId : ''))).size).toBe(120);
+    const rows = sim.state.rowsWithMetadata(ss, ROW_ID_KEY);
+    expect(rows).toHaveLength(120);
+    // The new rows follow the seeded table in order, right after its last row.
+    expect(rows.map((r) => (sim.values(ss, 'Leads')[r.index] as unknown[])[0])).toEqual(
+      Array.from({ length: 120 }, (_, i) => `Bulk ${i}`),
+    );
+    expect(rows[0]?.index).toBe(41);
+  });
+
+  it('spends one request per create batch and one per page read, the schema riding on the first', async () => {
+    sim.requestLog.reset();
+    const rows = 450;
+    for (let i = 0; i < rows; i += 200) {
+      const results = await connector.write(
+        '0',
+        Array.from({ length: Math.min(200, rows - i) }, (_, j) => ({
+          kind: 'create' as const,
+          fields: {
+            Name: `Batch ${i + j}`,
+            'Signed up': `2026-05-0${(j % 9) + 1}`,
+            Newsletter: j % 2 === 0,
+          },
+          idempotencyKey: `batch-${i + j}`,
+        })),
+      );
+      expect(results.every((r) => r.ok)).toBe(true);
+    }
+    // One read for the schema (and where the table ends), then one batchUpdate per batch.
+    expect(sim.requestLog.byPath()).toEqual({
+      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 1,
+      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 3,
+    });
+    // A scan: one request per page (the schema comes with the first), and the page that reaches the
+    // end of the data ends the pass. The seeded rows get their ids on this pass (one tagging request).
+    sim.requestLog.reset();
+    const first = await readAll(connector, '0', null, 100);
+    expect(first.records).toHaveLength(40 + rows);
+    expect(first.pages).toHaveLength(5);
+    expect(sim.requestLog.byPath()).toEqual({
+      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 5,
+      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 1,
+    });
+    // A quiet incremental pass reads growing windows until the end: a few requests, nothing written.
+    sim.requestLog.reset();
+    const second = await readAll(connector, '0', first.cursor, 100);
+    expect(second.records).toEqual([]);
+    expect(sim.requestLog.total).toBeLessThanOrEqual(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(
+      sim.requestLog.total,
+    );
+    // Dates written as serial numbers show as dates, in the column's own format.
+    const at = rowOf(sim, (first.records.find((r) => r.fields.Name === 'Batch 3') as { id: string }).id);
+    expect(sim.state.spreadsheet(ss).sheets[0]?.rows[at]?.cells[5]?.fmt).toEqual({
+      type: 'DATE',
+      pattern: 'm/d/yyyy',
+    });
+    expect(first.records.find((r) => r.fields.Name === 'Batch 3')?.fields).toMatchObject({
+      'Signed up': '2026-05-04',
+      Newsletter: false,
+    });
+  });
+
+  it('turns a retried create into a lookup: a batch with rows made before creates only the new ones', async () => {
+    const batch = (keys: string[]) =>
+      connector.write(
+        '0',
+        keys.map((k) => ({ kind: 'create' as const, fields: { Name: `Retry ${k}` }, idempotencyKey: k })),
+      );
+    const first = await batch(['x1', 'x2']);
+    sim.requestLog.reset();
+    const again = await batch(['x1', 'x3', 'x2', 'x3']);
+    expect(again.map((r) => r.ok && r.remoteId)).toEqual([
+      first[0]?.ok && first[0].remoteId,
+      expect.any(String),
+      first[1]?.ok && first[1].remoteId,
+      again[1]?.ok && again[1].remoteId,
+    ]);
+    expect(again[0]?.ok && again[0].postImage?.fields.Name).toBe('Retry x1');
+    const names = sim
+      .values(ss, 'Leads')
+      .map((r) => r[0])
+      .filter((n) => String(n).startsWith('Retry'));
+    expect(names.sort()).toEqual(['Retry x1', 'Retry x2', 'Retry x3']);
+    // The refused batch applied nothing; the lookup and the second try did the rest.
+    expect(sim.requestLog.count({ status: 400 })).toBe(1);
+  });
+
+  it('creates a row whose derived metadata id another row already holds', async () => {
+    // Another app's (or an earlier pass's) row metadata sits on the id a create would derive.
+    await connector.write('0', [{ kind: 'create', fields: { Name: 'Probe' }, idempotencyKey: 'probe' }]);
+    const [probe] = sim.state.spreadsheet(ss).metadata.filter((m) => m.value?.startsWith('k'));
+    const taken = probe?.metadataId as number;
+    await connector.write('0', [
+      { kind: 'delete', remoteId: probe?.value as string, idempotencyKey: 'gone' },
+    ]);
+    const res = await fetch(`${sim.url}/v4/spreadsheets/${ss}:batchUpdate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataId: taken,
+                metadataKey: 'other.app',
+                metadataValue: 'theirs',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: 3, endIndex: 4 } },
+              },
+            },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const [again] = await connector.write('0', [
+      { kind: 'create', fields: { Name: 'Probe' }, idempotencyKey: 'probe' },
+    ]);
+    expect(again?.ok).toBe(true);
+    expect(sim.state.rowsWithMetadata(ss, ROW_ID_KEY, again?.ok ? again.remoteId : '')).toHaveLength(1);
+  });
+
+  it('recovers when the table end it knew is gone (rows deleted in the sheet) and appends after a long unread table', async () => {
+    const long = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 150 } });
+    try {
+      const c = connectorFor(long, { sampleRows: 20 });
+      const lss = long.sales?.spreadsheetId as string;
+      // The table is longer than the sample and was never read: Google's append finds its end.
+      long.requestLog.reset();
+      const [a] = await c.write('0', [
+        { kind: 'create', fields: { Name: 'After the table' }, idempotencyKey: 'a' },
+      ]);
+      expect(a?.ok).toBe(true);
+      expect(long.requestLog.count({ path: /:append$/ })).toBe(1);
+      expect(long.state.rowsWithMetadata(lss, ROW_ID_KEY)[0]?.index).toBe(151);
+      // From then on it knows the end: one batchUpdate.
+      long.requestLog.reset();
+      await c.write('0', [{ kind: 'create', fields: { Name: 'Next' }, idempotencyKey: 'b' }]);
+      expect(long.requestLog.byPath()).toEqual({ [`POST /v4/spreadsheets/${lss}:batchUpdate`]: 1 });
+      expect((long.values(lss, 'Leads')[152] as unknown[])[0]).toBe('Next');
+      // People delete the rows at the end and shrink the grid below the row it would insert at.
+      const grid = long.state.sheet(lss, 'Leads');
+      long.deleteRows(lss, 'Leads', 100, grid.rows.length - 100);
+      long.requestLog.reset();
+      const [d] = await c.write('0', [{ kind: 'create', fields: { Name: 'Later' }, idempotencyKey: 'd' }]);
+      expect(d?.ok).toBe(true);
+      // Refused as a whole (nothing applied), then placed at the end of what is left.
+      expect(long.requestLog.count({ status: 400 })).toBe(1);
+      const values = long.values(lss, 'Leads');
+      expect(values.filter((r) => r[0] === 'Later')).toHaveLength(1);
+      expect((values[100] as unknown[])[0]).toBe('Later');
+    } finally {
+      await long.close();
+    }
   });
 
   it('lists spreadsheets through Drive (drive.file sees only the granted ones)', async () => {
@@ -384,10 +562,13 @@ describe('Google Sheets quota', () => {
       scope: 'user',
       windows: [{ limit: 60, windowMs: 60_000 }],
     });
-    const { records } = await readAll(connector, '0', null, 1); // many small pages: well over 60 reads
+    // Many small pages, two scans: well over 60 reads (one per page).
+    const { records } = await readAll(connector, '0', null, 1);
     expect(records).toHaveLength(40);
+    expect((await readAll(connector, '0', null, 1)).records).toHaveLength(40);
     const reads =
-      sim.requestLog.count({ method: 'GET' }) + sim.requestLog.count({ path: /developerMetadata:search$/ });
+      sim.requestLog.count({ method: 'GET' }) +
+      sim.requestLog.count({ path: /developerMetadata:search$|:getByDataFilter$/ });
     expect(reads).toBeGreaterThan(60);
     expect(sim.requestLog.count({ status: 429 })).toBe(0);
     expect(slept).toBeGreaterThanOrEqual(60_000);

@@ -5,7 +5,25 @@
  * format.
  */
 
-export type NumberFormatType = 'TEXT' | 'NUMBER' | 'PERCENT' | 'CURRENCY' | 'DATE' | 'TIME' | 'DATE_TIME';
+export type NumberFormatType =
+  | 'TEXT'
+  | 'NUMBER'
+  | 'PERCENT'
+  | 'CURRENCY'
+  | 'DATE'
+  | 'TIME'
+  | 'DATE_TIME'
+  | 'SCIENTIFIC';
+export const NUMBER_FORMAT_TYPES: readonly NumberFormatType[] = [
+  'TEXT',
+  'NUMBER',
+  'PERCENT',
+  'CURRENCY',
+  'DATE',
+  'TIME',
+  'DATE_TIME',
+  'SCIENTIFIC',
+];
 export type NumberFormat = { type: NumberFormatType; pattern?: string };
 
 export type Cell = {
@@ -152,6 +170,51 @@ export function inputCell(
   return { v: raw, ...keepFmt };
 }
 
+/**
+ * A CellData.userEnteredValue (an ExtendedValue, as updateCells and repeatCell send it) as a cell:
+ * stored as given, never parsed (a stringValue "=1+1" or "TRUE" stays text); only formulaValue is a
+ * formula. errorValue is read-only. The cell's number format is kept.
+ */
+export function cellFromExtended(ev: unknown, previous: Cell | undefined): Cell | { error: string } {
+  const keepFmt = previous?.fmt ? { fmt: previous.fmt } : {};
+  if (ev === undefined || ev === null) return { v: null, ...keepFmt };
+  if (typeof ev !== 'object' || Array.isArray(ev)) return { error: 'userEnteredValue must be an object' };
+  const kinds = Object.keys(ev);
+  if (kinds.length !== 1)
+    return {
+      error: 'userEnteredValue must set exactly one of numberValue, stringValue, boolValue, formulaValue',
+    };
+  const value = (ev as Record<string, unknown>)[kinds[0] as string];
+  switch (kinds[0]) {
+    case 'numberValue':
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        return { error: `Invalid numberValue: ${value}` };
+      return { v: value, ...keepFmt };
+    case 'boolValue':
+      if (typeof value !== 'boolean') return { error: `Invalid boolValue: ${String(value)}` };
+      return { v: value, ...keepFmt };
+    case 'stringValue':
+      if (typeof value !== 'string') return { error: `Invalid stringValue: ${String(value)}` };
+      if (value.length > MAX_CELL_CHARS)
+        return {
+          error: `Your input contains more than the maximum of ${MAX_CELL_CHARS} characters in a single cell.`,
+        };
+      return { v: value === '' ? null : value, ...keepFmt };
+    case 'formulaValue':
+      if (typeof value !== 'string' || !value.startsWith('=') || value.length < 2)
+        return { error: `Invalid formulaValue: ${String(value)}` };
+      if (value.length > MAX_CELL_CHARS)
+        return {
+          error: `Your input contains more than the maximum of ${MAX_CELL_CHARS} characters in a single cell.`,
+        };
+      return { v: null, f: value, ...keepFmt };
+    case 'errorValue':
+      return { error: 'userEnteredValue.errorValue is read-only' };
+    default:
+      return { error: `Unknown userEnteredValue field '${kinds[0]}'` };
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output (valueRenderOption, dateTimeRenderOption)
 
@@ -244,9 +307,22 @@ export function renderCell(
   return v;
 }
 
+/** Google's ErrorType of each error a formula can show. */
+const ERROR_TYPES: Record<string, string> = {
+  '#NULL!': 'NULL_VALUE',
+  '#DIV/0!': 'DIVIDE_BY_ZERO',
+  '#VALUE!': 'VALUE',
+  '#REF!': 'REF',
+  '#NAME?': 'NAME',
+  '#NUM!': 'NUM',
+  '#N/A': 'N_A',
+  '#ERROR!': 'ERROR',
+};
+
 export function extendedValue(cell: Cell, effective: boolean): ExtendedValue | undefined {
   if (!effective && cell.f !== undefined) return { formulaValue: cell.f };
-  if (cell.err) return { errorValue: { type: 'ERROR', message: `Formula error ${cell.err}` } };
+  if (cell.err)
+    return { errorValue: { type: ERROR_TYPES[cell.err] ?? 'ERROR', message: `Formula error ${cell.err}` } };
   if (cell.v === null) return undefined;
   if (typeof cell.v === 'number') return { numberValue: cell.v };
   if (typeof cell.v === 'boolean') return { boolValue: cell.v };

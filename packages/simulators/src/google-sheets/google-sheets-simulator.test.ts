@@ -562,6 +562,325 @@ describe('developer metadata', () => {
   });
 });
 
+describe('spreadsheets.getByDataFilter', () => {
+  const key = 'lockstep.rowId';
+  const byFilter = (
+    sim: GoogleSheetsSimulator,
+    body: unknown,
+    opts: { fields?: string; token?: string } = {},
+  ) =>
+    call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}:getByDataFilter${opts.fields ? `?fields=${enc(opts.fields)}` : ''}`,
+      { method: 'POST', body, ...(opts.token ? { token: opts.token } : {}) },
+    );
+
+  it('returns the grid ranges selected by sheet id with values and each row’s metadata, under a field mask', async () => {
+    const sim = await start({
+      seed: { leads: 5 },
+      tokens: [{ token: 'ya29.readonly', scopes: [SCOPES.spreadsheetsReadonly] }],
+    });
+    await call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: [2, 4].map((r) => ({
+          createDeveloperMetadata: {
+            developerMetadata: {
+              metadataId: 100 + r,
+              metadataKey: key,
+              metadataValue: `row-${r}`,
+              visibility: 'DOCUMENT',
+              location: { dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: r, endIndex: r + 1 } },
+            },
+          },
+        })),
+      },
+    });
+    const fields =
+      'properties/timeZone,sheets(properties(sheetId,title,gridProperties(rowCount)),data(startRow,rowData(values(effectiveValue)),rowMetadata(developerMetadata(metadataId,metadataValue))))';
+    const res = await byFilter(
+      sim,
+      {
+        dataFilters: [
+          {
+            gridRange: {
+              sheetId: 0,
+              startRowIndex: 0,
+              endRowIndex: 1,
+              startColumnIndex: 0,
+              endColumnIndex: 2,
+            },
+          },
+          {
+            gridRange: {
+              sheetId: 0,
+              startRowIndex: 3,
+              endRowIndex: 10,
+              startColumnIndex: 0,
+              endColumnIndex: 1,
+            },
+          },
+        ],
+        // Ignored: a field mask decides.
+        includeGridData: false,
+      },
+      { fields, token: 'ya29.readonly' },
+    );
+    expect(res.status).toBe(200);
+    // Only the sheet the filters touch.
+    expect(res.body.properties).toEqual({ timeZone: 'America/New_York' });
+    expect(res.body.sheets).toHaveLength(1);
+    expect(res.body.sheets[0].properties).toEqual({
+      sheetId: 0,
+      title: 'Leads',
+      gridProperties: { rowCount: 1000 },
+    });
+    const [header, window] = res.body.sheets[0].data;
+    expect(header.startRow).toBeUndefined();
+    expect(header.rowData).toEqual([
+      { values: [{ effectiveValue: { stringValue: 'Name' } }, { effectiveValue: { stringValue: 'Email' } }] },
+    ]);
+    expect(window.startRow).toBe(3);
+    // Rows 3..5 hold data; the empty rows after them are left out of rowData but not of rowMetadata.
+    expect(window.rowData).toHaveLength(3);
+    expect(window.rowData[0].values[0].effectiveValue.stringValue).toBe(sim.values(ss(sim), 'Leads')[3]?.[0]);
+    expect(window.rowMetadata).toHaveLength(7);
+    expect(window.rowMetadata[1]).toEqual({
+      developerMetadata: [{ metadataId: 104, metadataValue: 'row-4' }],
+    });
+    expect(window.rowMetadata[0]).toEqual({});
+
+    // A metadata lookup selects the row that carries it; without a mask and includeGridData, no data.
+    const lookup = await byFilter(sim, {
+      dataFilters: [{ developerMetadataLookup: { metadataKey: key, metadataValue: 'row-2' } }],
+      includeGridData: true,
+    });
+    expect(lookup.body.sheets[0].data[0]).toMatchObject({
+      startRow: 2,
+      rowData: [{ values: expect.any(Array) }],
+    });
+    expect(lookup.body.sheets[0].data[0].rowMetadata[0].developerMetadata[0].metadataValue).toBe('row-2');
+    const noData = await byFilter(sim, { dataFilters: [{ a1Range: 'Companies!A1:B2' }] });
+    expect(noData.body.sheets.map((x: Json) => x.properties.title)).toEqual(['Companies']);
+    expect(noData.body.sheets[0].data).toBeUndefined();
+    // It is a read: it counts against the read quota and works with a read-only scope (above).
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss(sim)}:getByDataFilter` })).toBe(3);
+  });
+
+  it('refuses grid ranges past the grid, on unknown sheets, or reversed, with 400 INVALID_ARGUMENT', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    const past = await byFilter(sim, {
+      dataFilters: [{ gridRange: { sheetId: 0, startRowIndex: 0, endRowIndex: 1001 } }],
+    });
+    expect(past.status).toBe(400);
+    expect(past.body.error).toEqual({
+      code: 400,
+      message: 'Range (Leads!A1:Z1001) exceeds grid limits. Max rows: 1000, max columns: 26',
+      status: 'INVALID_ARGUMENT',
+    });
+    const unknown = await byFilter(sim, { dataFilters: [{ gridRange: { sheetId: 42 } }] });
+    expect(unknown.body.error.message).toBe('Invalid dataFilters[0]: No grid with id: 42');
+    const reversed = await byFilter(sim, {
+      dataFilters: [{ gridRange: { sheetId: 0, startRowIndex: 5, endRowIndex: 2 } }],
+    });
+    expect(reversed.status).toBe(400);
+  });
+});
+
+describe('batchUpdate: updateCells and repeatCell', () => {
+  const batch = (sim: GoogleSheetsSimulator, requests: unknown[]) =>
+    call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, { method: 'POST', body: { requests } });
+
+  it('writes typed values as given (no parsing), formulas only from formulaValue, and keeps formats', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    const res = await batch(sim, [
+      {
+        updateCells: {
+          start: { sheetId: 0, rowIndex: 1, columnIndex: 0 },
+          rows: [
+            {
+              values: [
+                { userEnteredValue: { stringValue: '=1+1' } },
+                { userEnteredValue: { stringValue: 'TRUE' } },
+                { userEnteredValue: { formulaValue: '=2*21' } },
+                {},
+                { userEnteredValue: { numberValue: 1234.5 } },
+                { userEnteredValue: { numberValue: 46023 } },
+                { userEnteredValue: { boolValue: true } },
+              ],
+            },
+          ],
+          fields: 'userEnteredValue',
+        },
+      },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.replies).toEqual([{}]);
+    const row = sim.values(ss(sim), 'Leads')[1];
+    // Column D was cleared (an empty CellData under the mask); E and F keep their currency and date formats.
+    expect(row).toEqual(['=1+1', 'TRUE', 42, '', 1234.5, 46023, true]);
+    const shown = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!E2:F2')}`);
+    expect(shown.body.values).toEqual([['$1,234.50', '1/1/2026']]);
+  });
+
+  it('clears what the rows do not cover in a range, and repeatCell sets a number format over a range', async () => {
+    const sim = await start({ seed: { leads: 3 } });
+    const res = await batch(sim, [
+      {
+        updateCells: {
+          range: { sheetId: 0, startRowIndex: 1, endRowIndex: 3, startColumnIndex: 0, endColumnIndex: 2 },
+          rows: [{ values: [{ userEnteredValue: { stringValue: 'Only one' } }] }],
+          fields: 'userEnteredValue',
+        },
+      },
+      {
+        repeatCell: {
+          range: { sheetId: 0, startRowIndex: 1, endRowIndex: 3, startColumnIndex: 3, endColumnIndex: 4 },
+          cell: { userEnteredFormat: { numberFormat: { type: 'DATE', pattern: 'yyyy-mm-dd' } } },
+          fields: 'userEnteredFormat.numberFormat',
+        },
+      },
+      {
+        updateCells: {
+          start: { sheetId: 0, rowIndex: 1, columnIndex: 3 },
+          rows: [{ values: [{ userEnteredValue: { numberValue: 46023 } }] }],
+          fields: 'userEnteredValue',
+        },
+      },
+    ]);
+    expect(res.status).toBe(200);
+    const values = sim.values(ss(sim), 'Leads');
+    expect(values[1]?.slice(0, 2)).toEqual(['Only one', '']);
+    expect(values[2]?.slice(0, 2)).toEqual(['', '']);
+    const shown = await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!D2')}`);
+    expect(shown.body.values).toEqual([['2026-01-01']]);
+    // userEnteredFormat with no numberFormat under the mask removes the format.
+    await batch(sim, [
+      {
+        repeatCell: {
+          range: { sheetId: 0, startRowIndex: 1, endRowIndex: 2, startColumnIndex: 3, endColumnIndex: 4 },
+          cell: {},
+          fields: 'userEnteredFormat',
+        },
+      },
+    ]);
+    expect((await call(sim, `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!D2')}`)).body.values).toEqual([
+      ['46023'],
+    ]);
+  });
+
+  it('inserts rows, fills them and tags them in one atomic batch; a metadata id that exists refuses it all', async () => {
+    const sim = await start({ seed: { leads: 3 } });
+    const rows = (names: string[], at: number, ids: number[]) => [
+      {
+        insertDimension: {
+          range: { sheetId: 0, dimension: 'ROWS', startIndex: at, endIndex: at + names.length },
+          inheritFromBefore: true,
+        },
+      },
+      {
+        updateCells: {
+          start: { sheetId: 0, rowIndex: at, columnIndex: 0 },
+          rows: names.map((n) => ({ values: [{ userEnteredValue: { stringValue: n } }] })),
+          fields: 'userEnteredValue',
+        },
+      },
+      ...names.map((n, k) => ({
+        createDeveloperMetadata: {
+          developerMetadata: {
+            metadataId: ids[k],
+            metadataKey: 'lockstep.rowId',
+            metadataValue: n,
+            visibility: 'DOCUMENT',
+            location: {
+              dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: at + k, endIndex: at + k + 1 },
+            },
+          },
+        },
+      })),
+    ];
+    const first = await batch(sim, rows(['New A', 'New B'], 4, [7, 8]));
+    expect(first.status).toBe(200);
+    expect(
+      first.body.replies.slice(2).map((r: Json) => r.createDeveloperMetadata.developerMetadata.metadataId),
+    ).toEqual([7, 8]);
+    expect(sim.values(ss(sim), 'Leads').map((r) => r[0])).toHaveLength(6);
+    // New rows take the number formats of the row above them.
+    expect(sim.state.sheet(ss(sim), 'Leads').rows[5]?.cells[5]?.fmt?.type).toBe('DATE');
+    const before = sim.values(ss(sim), 'Leads');
+    const again = await batch(sim, rows(['New C', 'New B'], 6, [9, 8]));
+    expect(again.status).toBe(400);
+    expect(again.body.error.message).toBe(
+      'Invalid requests[3].createDeveloperMetadata: Developer metadata with ID 8 already exists.',
+    );
+    expect(sim.values(ss(sim), 'Leads')).toEqual(before);
+    expect(sim.state.rowsWithMetadata(ss(sim), 'lockstep.rowId').map((r) => r.value)).toEqual([
+      'New A',
+      'New B',
+    ]);
+  });
+
+  it('refuses bad updateCells and repeatCell requests with 400', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    const message = async (request: unknown) => {
+      const res = await batch(sim, [request]);
+      expect(res.status).toBe(400);
+      return res.body.error.message as string;
+    };
+    const cell = (userEnteredValue: unknown) => ({
+      updateCells: {
+        start: { sheetId: 0, rowIndex: 1, columnIndex: 0 },
+        rows: [{ values: [{ userEnteredValue }] }],
+        fields: 'userEnteredValue',
+      },
+    });
+    expect(await message({ updateCells: { start: { sheetId: 0 }, rows: [] } })).toBe(
+      'Invalid requests[0].updateCells: At least one field must be specified.',
+    );
+    expect(await message(cell({ errorValue: { type: 'ERROR', message: 'x' } }))).toMatch(/read-only/);
+    expect(await message(cell({ stringValue: 'x'.repeat(50_001) }))).toMatch(/maximum of 50000 characters/);
+    expect(await message(cell({ stringValue: 'a', numberValue: 1 }))).toMatch(/exactly one/);
+    expect(
+      await message({
+        updateCells: {
+          start: { sheetId: 0, rowIndex: 999, columnIndex: 0 },
+          rows: [{ values: [{}] }, { values: [{}] }],
+          fields: 'userEnteredValue',
+        },
+      }),
+    ).toBe(
+      'Invalid requests[0].updateCells: Range (Leads!A1001) exceeds grid limits. Max rows: 1000, max columns: 26',
+    );
+    expect(
+      await message({
+        updateCells: { start: { sheetId: 0 }, rows: [], fields: 'userEnteredValue,bogus' },
+      }),
+    ).toMatch(/'bogus' is not a field of CellData/);
+    expect(
+      await message({
+        repeatCell: {
+          range: { sheetId: 0, startRowIndex: 1, endRowIndex: 2 },
+          cell: { userEnteredFormat: { numberFormat: { type: 'FANCY' } } },
+          fields: 'userEnteredFormat.numberFormat',
+        },
+      }),
+    ).toMatch(/NumberFormat.Type/);
+  });
+
+  it('gives formula errors their ErrorType in effective values', async () => {
+    const sim = await start({ seed: { leads: 2 } });
+    sim.editCell(ss(sim), 'Leads', 'H2', '=1/0');
+    const res = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}?ranges=${enc('Leads!H2')}&fields=${enc('sheets.data.rowData.values(effectiveValue,formattedValue)')}`,
+    );
+    expect(res.body.sheets[0].data[0].rowData[0].values[0]).toEqual({
+      effectiveValue: { errorValue: { type: 'DIVIDE_BY_ZERO', message: 'Formula error #DIV/0!' } },
+      formattedValue: '#DIV/0!',
+    });
+  });
+});
+
 describe('quotas, payloads and faults', () => {
   it('answers 429 RESOURCE_EXHAUSTED after 60 reads per user per minute; writes count apart; the window refills', async () => {
     const clock = new ManualClock();

@@ -22,10 +22,13 @@ import {
 import { type A1, columnLetter, formatRange, type GridRange, parseA1 } from './a1.ts';
 import {
   type Cell,
+  cellFromExtended,
   type DateTimeRenderOption,
   extendedValue,
   formattedValue,
   inputCell,
+  NUMBER_FORMAT_TYPES,
+  type NumberFormatType,
   renderCell,
   type ValueRenderOption,
 } from './cells.ts';
@@ -180,6 +183,8 @@ type AuthCode = {
 };
 
 type Ctx = { token: TokenInfo; project: string };
+/** A bounded rectangle of a sheet, half open. */
+type Rect = { startRow: number; endRow: number; startCol: number; endCol: number };
 
 export type SheetSeed = {
   title: string;
@@ -566,6 +571,7 @@ export class GoogleSheetsState {
 
     if (segments.length === 1) {
       if (verb === undefined && req.method === 'GET') return this.getSpreadsheet(req, ss, ctx);
+      if (verb === 'getByDataFilter' && req.method === 'POST') return this.getByDataFilter(req, ss, ctx);
       if (verb === 'batchUpdate' && req.method === 'POST') return this.batchUpdate(req, ss, ctx);
       throw notFound();
     }
@@ -641,6 +647,27 @@ export class GoogleSheetsState {
     return r;
   }
 
+  /** Indexes are non-negative integers and each start is at most its end. */
+  private checkGridRange(g: GridRange, where: string): void {
+    for (const k of ['startRowIndex', 'endRowIndex', 'startColumnIndex', 'endColumnIndex'] as const) {
+      const v = g[k];
+      if (v !== undefined && (!Number.isInteger(v) || v < 0))
+        throw invalid(`Invalid ${where}: ${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    }
+    if (g.startRowIndex !== undefined && g.endRowIndex !== undefined && g.startRowIndex > g.endRowIndex)
+      throw invalid(
+        `Invalid ${where}: startRowIndex (${g.startRowIndex}) must be <= endRowIndex (${g.endRowIndex})`,
+      );
+    if (
+      g.startColumnIndex !== undefined &&
+      g.endColumnIndex !== undefined &&
+      g.startColumnIndex > g.endColumnIndex
+    )
+      throw invalid(
+        `Invalid ${where}: startColumnIndex (${g.startColumnIndex}) must be <= endColumnIndex (${g.endColumnIndex})`,
+      );
+  }
+
   private gridRangeSheet(ss: SpreadsheetState, g: GridRange, where: string): SheetState {
     const sheet = ss.sheets.find((s) => s.sheetId === (g.sheetId ?? 0));
     if (!sheet) throw invalid(`Invalid ${where}: No grid with id: ${g.sheetId}`);
@@ -691,6 +718,37 @@ export class GoogleSheetsState {
     return json(200, mask ? applyFieldMask(body, mask) : body);
   }
 
+  /**
+   * spreadsheets.getByDataFilter: the spreadsheet with only the sheets and grid portions that the
+   * DataFilters select (gridRange, a1Range, or developerMetadataLookup: a row's metadata selects its
+   * row). Grid data comes with includeGridData, or when the `fields` mask asks for it (a mask makes
+   * Google ignore includeGridData).
+   */
+  private getByDataFilter(req: SimRequest, ss: SpreadsheetState, ctx: Ctx): SimResponse {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (body.dataFilters !== undefined && !Array.isArray(body.dataFilters))
+      throw invalid(
+        "Invalid value at 'data_filters' (type.googleapis.com/google.apps.sheets.v4.DataFilter), expected a list",
+      );
+    if (body.includeGridData !== undefined && typeof body.includeGridData !== 'boolean')
+      throw invalid(
+        `Invalid value at 'include_grid_data' (TYPE_BOOL), ${JSON.stringify(body.includeGridData)}`,
+      );
+    const fields = req.query.get('fields') ?? undefined;
+    const mask = fields ? parseFieldMask(fields) : undefined;
+    const wantsData = fields !== undefined ? /\bdata\b/.test(fields) : body.includeGridData === true;
+    const filters = asArray(body.dataFilters);
+    let rects: Map<SheetState, Rect[]> | undefined;
+    if (filters.length) {
+      rects = new Map();
+      for (const [i, filter] of filters.entries())
+        for (const t of this.filterTargets(ss, ctx, filter, `dataFilters[${i}]`))
+          rects.set(t.sheet, [...(rects.get(t.sheet) ?? []), t.rect]);
+    }
+    const out = this.spreadsheetJson(ss, ctx, { includeGridData: wantsData, ...(rects ? { rects } : {}) });
+    return json(200, mask ? applyFieldMask(out, mask) : out);
+  }
+
   private sheetProperties(sheet: SheetState, index: number) {
     return {
       sheetId: sheet.sheetId,
@@ -708,21 +766,20 @@ export class GoogleSheetsState {
   spreadsheetJson(
     ss: SpreadsheetState,
     ctx: Ctx | undefined,
-    o: { includeGridData: boolean; ranges?: string[] },
+    o: { includeGridData: boolean; ranges?: string[]; rects?: Map<SheetState, Rect[]> },
   ) {
     const meta = ctx ? this.visibleMetadata(ss, ctx) : ss.metadata;
-    const dataBySheet = new Map<
-      SheetState,
-      { startRow: number; endRow: number; startCol: number; endCol: number }[]
-    >();
+    const dataBySheet = new Map<SheetState, Rect[]>(o.rects ?? []);
     for (const text of o.ranges ?? []) {
       const { sheet, a1 } = this.resolveA1(ss, text);
       const r = this.rect(sheet, a1, text);
       dataBySheet.set(sheet, [...(dataBySheet.get(sheet) ?? []), r]);
     }
+    // With ranges (or data filters), only the sheets they touch are described.
+    const limited = Boolean(o.ranges?.length) || o.rects !== undefined;
     const sheets = ss.sheets
       .map((sheet, index) => ({ sheet, index }))
-      .filter(({ sheet }) => !o.ranges?.length || dataBySheet.has(sheet))
+      .filter(({ sheet }) => !limited || dataBySheet.has(sheet))
       .map(({ sheet, index }) => {
         const sheetMeta = meta
           .filter((m) => m.loc.kind === 'SHEET' && m.loc.sheet === sheet)
@@ -753,11 +810,15 @@ export class GoogleSheetsState {
     };
   }
 
-  private gridData(
-    sheet: SheetState,
-    r: { startRow: number; endRow: number; startCol: number; endCol: number },
-    meta: MetadataState[],
-  ) {
+  private gridData(sheet: SheetState, r: Rect, meta: MetadataState[]) {
+    const byRow = new Map<unknown, MetadataState[]>();
+    const byCol = new Map<unknown, MetadataState[]>();
+    for (const m of meta) {
+      if (m.loc.kind === 'ROW' && m.loc.sheet === sheet)
+        byRow.set(m.loc.row, [...(byRow.get(m.loc.row) ?? []), m]);
+      if (m.loc.kind === 'COLUMN' && m.loc.sheet === sheet)
+        byCol.set(m.loc.col, [...(byCol.get(m.loc.col) ?? []), m]);
+    }
     const last = Math.min(r.endRow, dataExtent(sheet, r.startCol, r.endCol));
     const rowData = [];
     for (let i = r.startRow; i < last; i++) {
@@ -785,11 +846,11 @@ export class GoogleSheetsState {
       rowData.push(values.length ? { values } : {});
     }
     const rowMetadata = sheet.rows.slice(r.startRow, r.endRow).map((row) => {
-      const dm = meta.filter((m) => m.loc.kind === 'ROW' && m.loc.row === row).map(metadataJson);
+      const dm = (byRow.get(row) ?? []).map(metadataJson);
       return { pixelSize: 21, ...(dm.length ? { developerMetadata: dm } : {}) };
     });
     const columnMetadata = sheet.cols.slice(r.startCol, r.endCol).map((col) => {
-      const dm = meta.filter((m) => m.loc.kind === 'COLUMN' && m.loc.col === col).map(metadataJson);
+      const dm = (byCol.get(col) ?? []).map(metadataJson);
       return { pixelSize: 100, ...(dm.length ? { developerMetadata: dm } : {}) };
     });
     return {
@@ -1346,7 +1407,8 @@ export class GoogleSheetsState {
       const g = { ...(f.gridRange as GridRange) };
       g.sheetId ??= 0;
       const sheet = this.gridRangeSheet(ss, g, where);
-      return [{ sheet, rect: this.rect(sheet, g, where) }];
+      this.checkGridRange(g, `${where}.gridRange`);
+      return [{ sheet, rect: this.rect(sheet, g, gridLabel(sheet, g)) }];
     }
     throw invalid(`Invalid ${where}: the data filter must specify a filter`);
   }
@@ -1544,6 +1606,74 @@ export class GoogleSheetsState {
         const targets = new Set(this.metadataFor(ss, ctx, r.dataFilter, `${where}.dataFilter`));
         ss.metadata = ss.metadata.filter((m) => !targets.has(m));
         return { deleteDeveloperMetadata: { deletedDeveloperMetadata: [...targets].map(metadataJson) } };
+      }
+      case 'updateCells': {
+        const mask = cellFieldMask(r.fields, where);
+        if (r.rows !== undefined && !Array.isArray(r.rows))
+          throw invalid(`Invalid ${where}: rows must be a list of RowData.`);
+        const rows = (r.rows ?? []) as unknown[];
+        if ((r.start === undefined) === (r.range === undefined))
+          throw invalid(`Invalid ${where}: exactly one of start or range must be set.`);
+        let sheet: SheetState;
+        let area: Rect | undefined;
+        let r0: number;
+        let c0: number;
+        if (r.start !== undefined) {
+          const g = (r.start ?? {}) as { sheetId?: number; rowIndex?: number; columnIndex?: number };
+          const found = ss.sheets.find((x) => x.sheetId === (g.sheetId ?? 0));
+          if (!found) throw invalid(`Invalid ${where}: No grid with id: ${g.sheetId ?? 0}`);
+          sheet = found;
+          r0 = g.rowIndex ?? 0;
+          c0 = g.columnIndex ?? 0;
+          if (!Number.isInteger(r0) || r0 < 0 || !Number.isInteger(c0) || c0 < 0)
+            throw invalid(
+              `Invalid ${where}: start.rowIndex and start.columnIndex must be non-negative integers.`,
+            );
+        } else {
+          const g = { ...(r.range as GridRange), sheetId: (r.range as GridRange).sheetId ?? 0 };
+          sheet = this.gridRangeSheet(ss, g, where);
+          this.checkGridRange(g, `${where}.range`);
+          area = this.rect(sheet, g, gridLabel(sheet, g));
+          r0 = area.startRow;
+          c0 = area.startCol;
+        }
+        const written = new Set<string>();
+        for (const [k, rowData] of rows.entries()) {
+          const values = (rowData as { values?: unknown } | null)?.values ?? [];
+          if (!Array.isArray(values)) throw invalid(`Invalid ${where}: rows[${k}].values must be a list.`);
+          for (const [j, cellData] of values.entries()) {
+            const row = r0 + k;
+            const col = c0 + j;
+            if (area && (row >= area.endRow || col >= area.endCol))
+              throw invalid(
+                `Invalid ${where}: the data (rows[${k}].values[${j}]) does not fit in the range ${gridLabel(sheet, r.range as GridRange)}.`,
+              );
+            if (row >= sheet.rows.length || col >= sheet.cols.length)
+              throw invalid(
+                `Invalid ${where}: Range (${formatRange(sheet.title, { startRow: row, endRow: row + 1, startCol: col, endCol: col + 1 })}) exceeds grid limits. Max rows: ${sheet.rows.length}, max columns: ${sheet.cols.length}`,
+              );
+            applyCellData(sheet, row, col, cellData, mask, `${where}.rows[${k}].values[${j}]`);
+            written.add(`${row}:${col}`);
+          }
+        }
+        // With a range, the cells the rows do not reach have the masked fields cleared.
+        if (area)
+          for (let row = area.startRow; row < area.endRow; row++)
+            for (let col = area.startCol; col < area.endCol; col++)
+              if (!written.has(`${row}:${col}`)) applyCellData(sheet, row, col, {}, mask, where);
+        return {};
+      }
+      case 'repeatCell': {
+        const mask = cellFieldMask(r.fields, where);
+        if (!r.range || typeof r.range !== 'object') throw invalid(`Invalid ${where}: range is required.`);
+        const g = { ...(r.range as GridRange), sheetId: (r.range as GridRange).sheetId ?? 0 };
+        const sheet = this.gridRangeSheet(ss, g, where);
+        this.checkGridRange(g, `${where}.range`);
+        const area = this.rect(sheet, g, gridLabel(sheet, g));
+        for (let row = area.startRow; row < area.endRow; row++)
+          for (let col = area.startCol; col < area.endCol; col++)
+            applyCellData(sheet, row, col, r.cell ?? {}, mask, `${where}.cell`);
+        return {};
       }
       default:
         throw invalid(`Invalid requests[${i}]: the simulator does not support the '${kind}' request.`);
@@ -1852,6 +1982,91 @@ export class GoogleSheetsState {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+/** Which CellData fields an updateCells / repeatCell `fields` mask writes (the simulator models two). */
+type CellMask = { value: boolean; format: boolean };
+
+const CELL_DATA_FIELDS = new Set([
+  'userEnteredValue',
+  'effectiveValue',
+  'formattedValue',
+  'userEnteredFormat',
+  'effectiveFormat',
+  'hyperlink',
+  'note',
+  'textFormatRuns',
+  'dataValidation',
+  'pivotTable',
+  'dataSourceTable',
+  'dataSourceFormula',
+  'chipRuns',
+]);
+
+function cellFieldMask(fields: unknown, where: string): CellMask {
+  if (typeof fields !== 'string' || fields.trim() === '')
+    throw invalid(`Invalid ${where}: At least one field must be specified.`);
+  const mask: CellMask = { value: false, format: false };
+  for (const part of fields.split(',')) {
+    const path = part.trim().replaceAll('/', '.');
+    if (path === '*') {
+      mask.value = true;
+      mask.format = true;
+    } else if (path === 'userEnteredValue') mask.value = true;
+    else if (path === 'userEnteredFormat' || path === 'userEnteredFormat.numberFormat') mask.format = true;
+    else if (CELL_DATA_FIELDS.has(path.split('.')[0] ?? ''))
+      throw invalid(`Invalid ${where}: the simulator does not support writing the field '${path}'.`);
+    else throw invalid(`Invalid ${where}: Invalid field mask: '${path}' is not a field of CellData.`);
+  }
+  return mask;
+}
+
+/** Writes one CellData into a cell: the masked fields are replaced, an absent masked field is cleared. */
+function applyCellData(
+  sheet: SheetState,
+  row: number,
+  col: number,
+  data: unknown,
+  mask: CellMask,
+  where: string,
+): void {
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw invalid(`Invalid ${where}: a CellData object is required.`);
+  const d = data as { userEnteredValue?: unknown; userEnteredFormat?: { numberFormat?: unknown } };
+  const previous = cellAt(sheet, row, col);
+  let cell: Cell = previous ? { ...previous } : { v: null };
+  if (mask.value) {
+    const next = cellFromExtended(d.userEnteredValue, previous);
+    if ('error' in next) throw invalid(`Invalid ${where}.userEnteredValue: ${next.error}`);
+    cell = next;
+  }
+  if (mask.format) {
+    const nf = d.userEnteredFormat?.numberFormat as { type?: unknown; pattern?: unknown } | undefined;
+    if (nf === undefined || nf === null) delete cell.fmt;
+    else {
+      if (!NUMBER_FORMAT_TYPES.includes(nf.type as NumberFormatType))
+        throw invalid(
+          `Invalid value at '${where}.userEnteredFormat.numberFormat.type' (type.googleapis.com/google.apps.sheets.v4.NumberFormat.Type), ${JSON.stringify(nf.type)}`,
+        );
+      if (nf.pattern !== undefined && typeof nf.pattern !== 'string')
+        throw invalid(`Invalid ${where}: userEnteredFormat.numberFormat.pattern must be a string.`);
+      cell.fmt = {
+        type: nf.type as NumberFormatType,
+        ...(typeof nf.pattern === 'string' && nf.pattern ? { pattern: nf.pattern } : {}),
+      };
+    }
+  }
+  setCell(sheet, row, col, cell);
+}
+
+/** A GridRange in A1 notation for messages; unbounded sides run to the grid's edge. */
+function gridLabel(sheet: SheetState, g: GridRange): string {
+  return formatRange(sheet.title, {
+    startRow: g.startRowIndex ?? 0,
+    endRow: Math.max(g.endRowIndex ?? sheet.rows.length, (g.startRowIndex ?? 0) + 1),
+    startCol: g.startColumnIndex ?? 0,
+    endCol: Math.max(g.endColumnIndex ?? sheet.cols.length, (g.startColumnIndex ?? 0) + 1),
+  });
+}
 
 function asArray(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
