@@ -63,7 +63,18 @@ export async function boot(
     const boss = await startQueue(databaseUrl, { log: (line) => log(line) });
     // Sandbox apps run inside the one process of the embedded default (or when asked for).
     if ((config.sandbox ?? embedded !== null) && config.role === 'all')
-      sandbox = await startSandboxApps({ log });
+      sandbox = await startSandboxApps({
+        log,
+        // Sandbox connections sign in with this server's OAuth clients, as real ones do.
+        oauth: {
+          ...(config.notion.clientId && config.notion.clientSecret
+            ? { notion: { clientId: config.notion.clientId, clientSecret: config.notion.clientSecret } }
+            : {}),
+          ...(config.google.clientId && config.google.clientSecret
+            ? { google: { clientId: config.google.clientId, clientSecret: config.google.clientSecret } }
+            : {}),
+        },
+      });
     else if (config.sandbox) log('LOCKSTEP_SANDBOX needs --role=all: its simulators live in one process.');
     const allowPrivateHosts = config.environment === 'local' || config.environment === 'test';
     const sandboxUrls = () => sandbox?.urls() ?? [];

@@ -78,6 +78,12 @@ export type GoogleSheetsConnectorOptions = {
   /** A fixed access token, or OAuth credentials to refresh one. */
   accessToken?: string;
   oauth?: { clientId: string; clientSecret: string; refreshToken: string };
+  /** Told of each access token the refresh token gave (and of a new refresh token, if Google sent one). */
+  onTokenRefreshed?: (token: {
+    accessToken: string;
+    expiresAt: number;
+    refreshToken?: string;
+  }) => Promise<void>;
   /** Who the quota is counted for (the Google user); the rate-limit key. */
   userKey?: string;
   /** Where the limiter keeps its events (Postgres to share with other workers); memory by default. */
@@ -571,7 +577,11 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
   async function refreshAccessToken(): Promise<string> {
     const oauth = options.oauth as NonNullable<GoogleSheetsConnectorOptions['oauth']>;
     try {
-      const res = await oauthClient.request<{ access_token: string; expires_in: number }>({
+      const res = await oauthClient.request<{
+        access_token: string;
+        expires_in: number;
+        refresh_token?: string;
+      }>({
         method: 'POST',
         path: '/token',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -583,9 +593,15 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         }).toString(),
         idempotent: true,
       });
-      token = { value: res.body.access_token, expiresAt: Date.now() + res.body.expires_in * 1000 };
+      const fresh = { value: res.body.access_token, expiresAt: Date.now() + res.body.expires_in * 1000 };
+      token = fresh;
       tokenGeneration += 1;
-      return token.value;
+      await options.onTokenRefreshed?.({
+        accessToken: fresh.value,
+        expiresAt: fresh.expiresAt,
+        ...(res.body.refresh_token ? { refreshToken: res.body.refresh_token } : {}),
+      });
+      return fresh.value;
     } catch (err) {
       // invalid_grant: the refresh token was revoked or expired; a person has to reconnect.
       if (err instanceof ConnectorError && (err.code === 'validation' || err.code === 'auth_invalid'))

@@ -1,6 +1,7 @@
 /**
  * Google Sheets for the REST layer and the runtime. A connection holds an OAuth access token
- * (`accessToken`) and, when this server has a Google OAuth client, a `refreshToken` to renew it.
+ * (`accessToken`) and, when this server has a Google OAuth client, a `refreshToken` to renew it
+ * (renewed access tokens are handed to the caller to save with the connection).
  * An optional `baseUrl` item points every Google host (Sheets, Drive, OAuth) at another API (the
  * sandbox's simulator); it is honoured only when the server allows it (local and test environments)
  * or when it is one of the server's own sandbox URLs.
@@ -32,13 +33,19 @@ export const GOOGLE_SHEETS_API_URL = 'https://sheets.googleapis.com';
 export const GOOGLE_DRIVE_API_URL = 'https://www.googleapis.com';
 export const GOOGLE_OAUTH_TOKEN_URL = 'https://oauth2.googleapis.com';
 export const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com';
-/** drive.file (spreadsheets Lockstep makes or is given) and spreadsheets (the ones the user names). */
+/**
+ * drive.file (spreadsheets Lockstep makes or is given) and spreadsheets (the ones the user names);
+ * openid and email to name the connection after the Google account (userinfo).
+ */
 export const GOOGLE_SHEETS_SCOPES = [
   'https://www.googleapis.com/auth/drive.file',
   'https://www.googleapis.com/auth/spreadsheets',
+  'openid',
+  'email',
 ] as const;
 
 export type GoogleSheetsItems = Record<string, string>;
+export type SaveItems = (items: GoogleSheetsItems) => Promise<void>;
 
 export type GoogleSheetsSettings = ApiUrlSettings & {
   apiUrl?: string;
@@ -83,18 +90,25 @@ export function parseSheetRemoteId(remoteId: string): { spreadsheetId: string; s
   return { spreadsheetId: remoteId.slice(0, at), sheetId: remoteId.slice(at + 1) };
 }
 
+/**
+ * A connection's credentials shared by its connectors (one per spreadsheet): an access token one of
+ * them renews is used by the ones made later, and handed to `save` to be stored with the connection.
+ */
+type GoogleSession = { items: GoogleSheetsItems; save?: SaveItems };
+
 function connectorFor(
   settings: GoogleSheetsSettings,
-  items: GoogleSheetsItems,
+  session: GoogleSession,
   spreadsheetId: string,
   http?: GoogleSheetsConnectorOptions['http'],
 ): GoogleSheetsConnector {
+  const items = session.items;
   const accessToken = items.accessToken?.trim();
   const refreshToken = items.refreshToken?.trim();
   const canRefresh = Boolean(refreshToken && settings.clientId && settings.clientSecret);
   if (!accessToken && !canRefresh)
     throw new ConnectorError('auth_invalid', 'no Google token', 'Sign in with Google again.');
-  const custom = items.baseUrl?.trim() ? resolveApiUrl('Google Sheets', '', settings, items) : null;
+  const custom = googleCustomUrl(settings, items);
   // The quota is the Google user's: keyed by a hash of the credential (never the credential itself).
   const userKey = `google:${createHash('sha256')
     .update(refreshToken || accessToken || '')
@@ -113,6 +127,15 @@ function connectorFor(
             clientSecret: settings.clientSecret as string,
             refreshToken: refreshToken as string,
           },
+          onTokenRefreshed: async (token) => {
+            session.items = {
+              ...session.items,
+              accessToken: token.accessToken,
+              tokenExpiresAt: String(token.expiresAt),
+              ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
+            };
+            await session.save?.(session.items);
+          },
         }
       : {}),
     userKey,
@@ -120,6 +143,32 @@ function connectorFor(
     ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     ...(http ? { http } : {}),
   });
+}
+
+/** The one URL a `baseUrl` item points every Google host at (the sandbox), if any. */
+function googleCustomUrl(settings: GoogleSheetsSettings, items: GoogleSheetsItems): string | null {
+  return items.baseUrl?.trim() ? resolveApiUrl('Google Sheets', '', settings, items) : null;
+}
+
+/**
+ * The Google account's email (GET /oauth2/v3/userinfo, with the openid and email scopes); null when
+ * the token may not say (an access token given by hand, without those scopes).
+ */
+async function googleAccountEmail(settings: GoogleSheetsSettings, items: GoogleSheetsItems) {
+  const token = items.accessToken?.trim();
+  if (!token) return null;
+  const base = googleCustomUrl(settings, items) ?? settings.driveUrl ?? GOOGLE_DRIVE_API_URL;
+  try {
+    const res = await fetch(new URL('/oauth2/v3/userinfo', base), {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) return null;
+    const body = (await res.json()) as { email?: unknown };
+    return typeof body.email === 'string' ? body.email : null;
+  } catch {
+    return null;
+  }
 }
 
 export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
@@ -191,18 +240,21 @@ export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
         tokenExpiresAt: String(Date.now() + Number(body.expires_in ?? 3600) * 1000),
       };
     },
-    /** Drive files.list answers: the token works (and may list spreadsheets). */
-    async check(items: GoogleSheetsItems): Promise<{ accountEmail: string | null }> {
-      await connectorFor(settings, items, '', interactive).listSpreadsheets();
-      return { accountEmail: null };
+    /** Drive files.list answers: the token works (and may list spreadsheets); userinfo names the account. */
+    async check(items: GoogleSheetsItems, save?: SaveItems): Promise<{ accountEmail: string | null }> {
+      const session: GoogleSession = { items, ...(save ? { save } : {}) };
+      await connectorFor(settings, session, '', interactive).listSpreadsheets();
+      return { accountEmail: await googleAccountEmail(settings, session.items) };
     },
-    async listBases(items: GoogleSheetsItems) {
-      const files = await connectorFor(settings, items, '', interactive).listSpreadsheets();
+    async listBases(items: GoogleSheetsItems, save?: SaveItems) {
+      const session: GoogleSession = { items, ...(save ? { save } : {}) };
+      const files = await connectorFor(settings, session, '', interactive).listSpreadsheets();
       return files.map((f) => ({ remoteId: f.id, name: f.name }));
     },
     /** The spreadsheet's sheets; each sheet's header row names its fields (types inferred from cells). */
-    async discoverSchema(items: GoogleSheetsItems, spreadsheetId: string) {
-      const tables = await connectorFor(settings, items, spreadsheetId, interactive).discover();
+    async discoverSchema(items: GoogleSheetsItems, spreadsheetId: string, save?: SaveItems) {
+      const session: GoogleSession = { items, ...(save ? { save } : {}) };
+      const tables = await connectorFor(settings, session, spreadsheetId, interactive).discover();
       return tables.map((t) => ({
         remoteId: sheetRemoteId(spreadsheetId, t.remoteId),
         name: t.name,
@@ -215,16 +267,21 @@ export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
 
 export type GoogleSheetsPort = ReturnType<typeof createGoogleSheetsPort>;
 
-/** The connector a run uses for one connection: one Sheets connector per spreadsheet, same credentials. */
+/**
+ * The connector a run uses for one connection: one Sheets connector per spreadsheet, same
+ * credentials. Access tokens it renews are handed to `save`.
+ */
 export function createGoogleSheetsRuntimeConnector(
   settings: GoogleSheetsSettings,
   items: GoogleSheetsItems,
+  save?: SaveItems,
 ): TableConnector {
+  const session: GoogleSession = { items, ...(save ? { save } : {}) };
   const bySpreadsheet = new Map<string, GoogleSheetsConnector>();
   const forSpreadsheet = (id: string) => {
     let c = bySpreadsheet.get(id);
     if (!c) {
-      c = connectorFor(settings, items, id, settings.http);
+      c = connectorFor(settings, session, id, settings.http);
       bySpreadsheet.set(id, c);
     }
     return c;

@@ -37,7 +37,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
-import { HttpClient, type HttpClientOptions } from '../sdk/http-client';
+import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from '../sdk/http-client';
 import {
   createMemoryRateLimitStore,
   RateLimiter,
@@ -290,6 +290,11 @@ export type NotionConnectorOptions = {
   syncIdProperty?: Record<string, string>;
   /** The verification token Notion POSTed when the webhook subscription was created. */
   webhookVerificationToken?: string;
+  /**
+   * Notion refused the token it was given (401): renew it (OAuth refresh) and say whether a request
+   * may go again. Called with the token that was refused; each request is sent again at most once.
+   */
+  onAuthFailure?: (refusedToken: string) => Promise<boolean>;
   http?: Partial<
     Pick<HttpClientOptions, 'timeoutMs' | 'maxAttempts' | 'baseDelayMs' | 'maxRetryAfterMs' | 'sleep'>
   >;
@@ -348,6 +353,30 @@ export function signNotionBody(verificationToken: string, body: string): string 
   return `sha256=${hmacSha256(verificationToken, body)}`;
 }
 
+/** The HTTP client, sending a request again once after a 401 when the token could be renewed. */
+class RenewingHttpClient extends HttpClient {
+  constructor(
+    private readonly currentToken: () => Promise<string>,
+    private readonly onAuthFailure: NotionConnectorOptions['onAuthFailure'],
+    options: HttpClientOptions,
+  ) {
+    super(options);
+  }
+
+  override async request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {
+    if (!this.onAuthFailure) return super.request<T>(request);
+    const sent = await this.currentToken();
+    try {
+      return await super.request<T>(request);
+    } catch (error) {
+      // A 401 means Notion did not act on the request: sending it again is safe.
+      if (!(error instanceof ConnectorError && error.code === 'auth_invalid')) throw error;
+      if (!(await this.onAuthFailure(sent))) throw error;
+      return super.request<T>(request);
+    }
+  }
+}
+
 const itemLevel = (e: unknown): e is ConnectorError =>
   e instanceof ConnectorError && (e.code === 'validation' || e.code === 'not_found');
 
@@ -367,7 +396,7 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
   });
   const token = async () => (typeof options.token === 'function' ? await options.token() : options.token);
   let limiterKey: string | undefined = options.rateLimitKey;
-  const http = new HttpClient({
+  const http = new RenewingHttpClient(token, options.onAuthFailure, {
     baseUrl: options.baseUrl ?? 'https://api.notion.com',
     headers: async () => ({ authorization: `Bearer ${await token()}`, 'notion-version': version }),
     mapError: (status, body) => mapNotionError(status, body),

@@ -1,6 +1,8 @@
 /**
  * Notion for the REST layer and the runtime. A connection holds an internal integration token
- * (`internalToken`) or an OAuth access token (`accessToken`). An optional `baseUrl` item points a
+ * (`internalToken`) or OAuth tokens of this server's public integration (`accessToken`, and a
+ * `refreshToken` for integrations that have them: when Notion refuses the access token it is
+ * renewed, the rotated pair handed to the caller to save). An optional `baseUrl` item points a
  * connection at another API (the sandbox's simulator); it is honoured only when the server allows it
  * (local and test environments) or when it is one of the server's own sandbox URLs.
  *
@@ -18,7 +20,12 @@ import {
   type RateLimitPolicy,
   type RateLimitStore,
 } from '../sdk/rate-limiter';
-import { createNotionConnector, type NotionConnectorOptions, type NotionTable } from './notion-connector';
+import {
+  createNotionConnector,
+  NOTION_API_VERSION,
+  type NotionConnectorOptions,
+  type NotionTable,
+} from './notion-connector';
 
 export const NOTION_API_URL = 'https://api.notion.com';
 
@@ -54,20 +61,152 @@ export function notionApiUrl(settings: NotionSettings, items: NotionItems): stri
   return resolveApiUrl('Notion', settings.apiUrl ?? NOTION_API_URL, settings, items);
 }
 
-function tokenOf(items: NotionItems): string {
-  const token = items.internalToken?.trim() || items.accessToken?.trim();
-  if (!token)
-    throw new ConnectorError(
-      'auth_invalid',
-      'no Notion token',
-      'Enter the internal integration token of a Notion integration (Settings → Connections → Develop or manage integrations).',
-    );
-  return token;
+export type SaveItems = (items: NotionItems) => Promise<void>;
+
+/** The items of a token answer (`POST /v1/oauth/token`): the tokens and the workspace they reach. */
+export function notionTokenItems(body: Record<string, unknown>): NotionItems {
+  return {
+    accessToken: String(body.access_token),
+    ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
+    ...(typeof body.workspace_name === 'string' ? { workspaceName: body.workspace_name } : {}),
+    ...(typeof body.workspace_id === 'string' ? { workspaceId: body.workspace_id } : {}),
+    ...(typeof body.bot_id === 'string' ? { botId: body.bot_id } : {}),
+  };
 }
 
-function connectorFor(settings: NotionSettings, items: NotionItems, http?: NotionConnectorOptions['http']) {
+/**
+ * POST /v1/oauth/token with the client as HTTP Basic auth. Notion answers errors in OAuth's shape
+ * (`{"error":"invalid_grant","error_description":...}`) or in its API's (`{code, message}`).
+ */
+async function requestNotionTokens(
+  oauthUrl: string,
+  client: { clientId: string; clientSecret: string },
+  body: Record<string, string>,
+): Promise<
+  { ok: true; body: Record<string, unknown> } | { ok: false; status: number; error: string; detail: string }
+> {
+  let res: Response;
+  try {
+    res = await fetch(new URL('/v1/oauth/token', oauthUrl), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'notion-version': NOTION_API_VERSION,
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new ConnectorError(
+      'transient',
+      `Notion token endpoint unreachable: ${(error as Error).message}`,
+      'Notion is not answering right now; Lockstep will try again.',
+    );
+  }
+  const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (res.ok && typeof answer.access_token === 'string') return { ok: true, body: answer };
+  const error =
+    typeof answer.error === 'string' ? answer.error : typeof answer.code === 'string' ? answer.code : '';
+  const detail = String(answer.error_description ?? answer.message ?? '');
+  return { ok: false, status: res.status, error: error || `HTTP ${res.status}`, detail };
+}
+
+/**
+ * Rotated refresh tokens this process has seen, by the one they replaced: a connector built from
+ * items older than a renewal this process made starts from the newest pair.
+ */
+const rotated = new Map<string, NotionItems>();
+function newest(items: NotionItems): NotionItems {
+  let current = items;
+  for (let i = 0; i < 50 && current.refreshToken && rotated.has(current.refreshToken); i++) {
+    current = { ...current, ...rotated.get(current.refreshToken) };
+  }
+  return current;
+}
+
+/**
+ * A credential session on a connection's items: the token to send, and its renewal with the refresh
+ * token when Notion refuses it (once for all the requests that met the same refused token).
+ */
+export function notionSession(settings: NotionSettings, start: NotionItems, save?: SaveItems) {
+  let items = start.internalToken?.trim() ? start : newest(start);
+  const token = (): string => {
+    const value = items.internalToken?.trim() || items.accessToken?.trim();
+    if (!value)
+      throw new ConnectorError(
+        'auth_invalid',
+        'no Notion token',
+        'Enter the internal integration token of a Notion integration (Settings → Connections → Develop or manage integrations), or sign in with Notion.',
+      );
+    return value;
+  };
+  token();
+  let renewing: Promise<boolean> | null = null;
+  const renew = async (refused?: string): Promise<boolean> => {
+    if (items.internalToken?.trim() || !items.refreshToken) return false;
+    // Another session of this process renewed these tokens: its pair is the live one.
+    const adopted = newest(items);
+    if (adopted !== items) {
+      items = adopted;
+      await save?.(items);
+    }
+    // Another request already renewed the token this one was refused with.
+    if (refused !== undefined && refused !== items.accessToken) return true;
+    if (!settings.clientId || !settings.clientSecret) return false;
+    const client = { clientId: settings.clientId, clientSecret: settings.clientSecret };
+    renewing ??= (async () => {
+      try {
+        const spent = items.refreshToken as string;
+        const answer = await requestNotionTokens(notionApiUrl(settings, items), client, {
+          grant_type: 'refresh_token',
+          refresh_token: spent,
+        });
+        if (!answer.ok) {
+          // invalid_grant: revoked, or spent (rotated) elsewhere; a person has to sign in again.
+          const code =
+            answer.status === 429 ? 'rate_limited' : answer.status >= 500 ? 'transient' : 'auth_invalid';
+          throw new ConnectorError(
+            code,
+            `Notion token refresh failed: ${answer.error}: ${answer.detail}`.trim(),
+            code === 'auth_invalid'
+              ? 'Notion no longer accepts Lockstep’s sign-in. Sign in with Notion again.'
+              : 'Notion is not answering right now; Lockstep will try again.',
+          );
+        }
+        items = { ...items, ...notionTokenItems(answer.body) };
+        if (rotated.size >= 10_000) rotated.delete(rotated.keys().next().value as string);
+        rotated.set(spent, {
+          accessToken: items.accessToken as string,
+          ...(items.refreshToken ? { refreshToken: items.refreshToken } : {}),
+        });
+        await save?.(items);
+        return true;
+      } finally {
+        renewing = null;
+      }
+    })();
+    return renewing;
+  };
+  return {
+    token,
+    renew,
+    get items() {
+      return items;
+    },
+  };
+}
+
+function connectorFor(
+  settings: NotionSettings,
+  items: NotionItems,
+  http?: NotionConnectorOptions['http'],
+  save?: SaveItems,
+) {
+  const session = notionSession(settings, items, save);
   return createNotionConnector({
-    token: tokenOf(items),
+    token: session.token,
+    onAuthFailure: session.renew,
     baseUrl: notionApiUrl(settings, items),
     rateLimitStore: storeFor(settings.pool),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
@@ -127,45 +266,30 @@ export function createNotionPort(settings: NotionSettings = {}) {
      * POST /v1/oauth/token with the client as HTTP Basic auth: the code for an access token (and a
      * refresh token, for integrations that have them), with the workspace it was granted in.
      */
-    async exchangeCode(input: { code: string; redirectUri: string }) {
-      const client = oauthClient();
-      const res = await fetch(new URL('/v1/oauth/token', settings.apiUrl ?? NOTION_API_URL), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-        },
-        body: JSON.stringify({
-          grant_type: 'authorization_code',
-          code: input.code,
-          redirect_uri: input.redirectUri,
-        }),
-        signal: AbortSignal.timeout(30_000),
+    async exchangeCode(input: { code: string; redirectUri: string }): Promise<NotionItems> {
+      const answer = await requestNotionTokens(settings.apiUrl ?? NOTION_API_URL, oauthClient(), {
+        grant_type: 'authorization_code',
+        code: input.code,
+        redirect_uri: input.redirectUri,
       });
-      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-      if (!res.ok || typeof body.access_token !== 'string') {
-        const code = typeof body.code === 'string' ? body.code : `HTTP ${res.status}`;
+      if (!answer.ok)
         throw new ConnectorError(
-          code === 'unauthorized' ? 'auth_invalid' : 'validation',
-          `${code}: ${String(body.message ?? '')}`,
+          answer.error === 'invalid_client' || answer.error === 'unauthorized'
+            ? 'auth_invalid'
+            : 'validation',
+          `${answer.error}: ${answer.detail}`,
           'Notion did not accept the authorization. Please sign in with Notion again.',
         );
-      }
-      return {
-        accessToken: body.access_token,
-        ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
-        ...(typeof body.workspace_name === 'string' ? { workspaceName: body.workspace_name } : {}),
-        ...(typeof body.bot_id === 'string' ? { botId: body.bot_id } : {}),
-      };
+      return notionTokenItems(answer.body);
     },
     /** GET /v1/users/me: the token works (a bot user has no email). */
-    async check(items: NotionItems): Promise<{ accountEmail: string | null }> {
-      await connectorFor(settings, items, interactive).check();
+    async check(items: NotionItems, save?: SaveItems): Promise<{ accountEmail: string | null }> {
+      await connectorFor(settings, items, interactive, save).check();
       return { accountEmail: null };
     },
     /** The databases of the data sources shared with the integration. */
-    async listBases(items: NotionItems) {
-      const sources = await connectorFor(settings, items, interactive).listDataSources();
+    async listBases(items: NotionItems, save?: SaveItems) {
+      const sources = await connectorFor(settings, items, interactive, save).listDataSources();
       const bases = new Map<string, string[]>();
       for (const ds of sources) {
         const id = ds.databaseId ?? ds.id;
@@ -174,8 +298,8 @@ export function createNotionPort(settings: NotionSettings = {}) {
       return [...bases].map(([remoteId, names]) => ({ remoteId, name: names.join(' / ') }));
     },
     /** A database's data sources, each a table. */
-    async discoverSchema(items: NotionItems, databaseId: string) {
-      const c = connectorFor(settings, items, interactive);
+    async discoverSchema(items: NotionItems, databaseId: string, save?: SaveItems) {
+      const c = connectorFor(settings, items, interactive, save);
       const sources = await c.dataSourcesOfDatabase(databaseId);
       const out = [];
       for (const ds of sources) out.push(notionDiscoveredTable(await c.describe(ds.id)));
@@ -186,7 +310,14 @@ export function createNotionPort(settings: NotionSettings = {}) {
 
 export type NotionPort = ReturnType<typeof createNotionPort>;
 
-/** The connector a run uses for one connection: table remote ids are data source ids. */
-export function createNotionRuntimeConnector(settings: NotionSettings, items: NotionItems): TableConnector {
-  return connectorFor(settings, items, settings.http);
+/**
+ * The connector a run uses for one connection: table remote ids are data source ids. Tokens it
+ * renews are handed to `save` (the refresh token rotates: the spent one no longer works).
+ */
+export function createNotionRuntimeConnector(
+  settings: NotionSettings,
+  items: NotionItems,
+  save?: SaveItems,
+): TableConnector {
+  return connectorFor(settings, items, settings.http, save);
 }

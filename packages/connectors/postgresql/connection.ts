@@ -10,6 +10,8 @@ export type PgConnectionItems = {
   user?: string;
   password?: string;
   ssl?: 'disable' | 'require' | 'verify-full';
+  /** How changes are found: triggers (the default, works everywhere) or logical decoding. */
+  changeCapture?: 'triggers' | 'logical';
 };
 
 // Dates and timestamps stay strings: the engine normalises them without a local-time detour.
@@ -120,6 +122,11 @@ export function mapPgError(error: unknown): ConnectorError {
     case '22008':
     case '23503':
       return new ConnectorError('validation', message, `The database refused the value: ${message}.`);
+    case '42P07':
+    case '42701':
+    case '42710':
+      // A table, column or other object of that name exists (schema generation): not worth a retry.
+      return new ConnectorError('validation', message, `The database refused the change: ${message}.`);
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
     case 'ETIMEDOUT':

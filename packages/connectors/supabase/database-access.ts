@@ -62,8 +62,10 @@ begin
   else
     alter role ${ident(role)} with login password ${literal(password)};
   end if;
-  -- The service user joins the role, so it may hand out what the role owns (PostgreSQL 15 and 16 alike).
-  if current_user <> ${literal(role)} and not pg_has_role(current_user, ${literal(role)}, 'member') then
+  -- The service user joins the role (inheriting it), so it may hand out, pass on and drop what the
+  -- role owns. PostgreSQL 16 and later give a non-superuser that creates a role only ADMIN on it,
+  -- which counts as 'member' but neither inherits nor allows SET ROLE: hence 'usage'.
+  if current_user <> ${literal(role)} and not pg_has_role(current_user, ${literal(role)}, 'usage') then
     execute format('grant %I to %I', ${literal(role)}, current_user);
   end if;
   execute format('grant connect, create on database %I to %I', current_database(), ${literal(role)});
@@ -106,17 +108,82 @@ alter default privileges in schema ${s} grant select, insert, update, delete, tr
 alter default privileges in schema ${s} grant usage, select, update on sequences to ${r};`;
 }
 
-/** Takes back what setup gave (used when a connection is removed); the role stays if it owns objects. */
-export function revokeSql(role: string, schemas: string[]): string {
+/** What takes back what setup gave, by hand (the SQL editor), when Lockstep could not. */
+export function dropRoleByHandSql(role: string): string {
   assertRole(role);
   const r = ident(role);
-  const perSchema = schemas
+  return `reassign owned by ${r} to postgres; drop owned by ${r}; drop role ${r};`;
+}
+
+/**
+ * Takes back what setup gave, when a connection is deleted: the role is dropped. What it owns is not
+ * lost: the tables schema generation made in the user's schemas pass to the service user; the
+ * `lockstep` change-capture schema passes to another Lockstep role that uses it (a member of this
+ * one), or, when this was Lockstep's last role in the project, is dropped with its triggers.
+ *
+ * If the role cannot be dropped (it owns objects in another database, say), nothing of that is
+ * done: it only loses its rights on `schemas` and its login. The one row answered says which:
+ * `dropped` (true also when the role was already gone) and `problem` (why it stays).
+ */
+export function dropRoleSql(role: string, schemas: string[]): string {
+  assertRole(role);
+  const name = literal(role);
+  const revokes = schemas
     .map(
-      (schema) => `revoke all on all tables in schema ${ident(schema)} from ${r};
-revoke all on all sequences in schema ${ident(schema)} from ${r};
-revoke usage on schema ${ident(schema)} from ${r};`,
+      (schema) => `    if exists (select 1 from pg_namespace where nspname = ${literal(schema)}) then
+      execute format('revoke all on all tables in schema %I from %I', ${literal(schema)}, ${name});
+      execute format('revoke all on all sequences in schema %I from %I', ${literal(schema)}, ${name});
+      execute format('revoke usage, create on schema %I from %I', ${literal(schema)}, ${name});
+    end if;`,
     )
     .join('\n');
-  return `${perSchema}
-alter role ${r} nologin;`;
+  return `do $lockstep$
+declare
+  gone oid := to_regrole(${name});
+  heir text;
+  item record;
+begin
+  perform set_config('lockstep.role_problem', '', true);
+  if gone is null then return; end if;
+  begin
+    if exists (select 1 from pg_namespace where nspname = 'lockstep' and nspowner = gone) then
+      select m.rolname into heir from pg_auth_members a join pg_roles m on m.oid = a.member
+        where a.roleid = gone and m.rolname like 'lockstep\\_%' order by m.rolname limit 1;
+      if heir is null then
+        -- Lockstep's last role here: change capture goes, with the triggers on the synced tables.
+        drop schema lockstep cascade;
+      else
+        execute format('alter schema lockstep owner to %I', heir);
+        for item in select c.oid::regclass as obj from pg_class c
+            where c.relnamespace = 'lockstep'::regnamespace and c.relowner = gone and c.relkind in ('r', 'p') loop
+          execute format('alter table %s owner to %I', item.obj, heir);
+        end loop;
+        for item in select c.oid::regclass as obj from pg_class c
+            where c.relnamespace = 'lockstep'::regnamespace and c.relowner = gone and c.relkind = 'S' loop
+          execute format('alter sequence %s owner to %I', item.obj, heir);
+        end loop;
+        for item in select p.oid::regprocedure as obj from pg_proc p
+            where p.pronamespace = 'lockstep'::regnamespace and p.proowner = gone loop
+          execute format('alter function %s owner to %I', item.obj, heir);
+        end loop;
+        -- The other Lockstep roles reached the schema through this one: now through the heir.
+        for item in select m.rolname from pg_auth_members a join pg_roles m on m.oid = a.member
+            where a.roleid = gone and m.rolname like 'lockstep\\_%' and m.rolname <> heir loop
+          execute format('grant %I to %I', heir, item.rolname);
+        end loop;
+        execute format('alter default privileges for role %I in schema lockstep grant insert on tables to public', heir);
+        execute format('alter default privileges for role %I in schema lockstep grant usage on sequences to public', heir);
+      end if;
+    end if;
+    execute format('reassign owned by %I to %I', ${name}, current_user);
+    execute format('drop owned by %I', ${name});
+    execute format('drop role %I', ${name});
+  exception when others then
+    perform set_config('lockstep.role_problem', sqlerrm, true);
+${revokes}
+    execute format('alter role %I nologin', ${name});
+  end;
+end
+$lockstep$;
+select to_regrole(${name}) is null as dropped, nullif(current_setting('lockstep.role_problem', true), '') as problem;`;
 }

@@ -1,6 +1,7 @@
 export {
+  dropRoleByHandSql,
+  dropRoleSql,
   listSchemasSql,
-  revokeSql,
   roleSql,
   SUPABASE_INTERNAL_SCHEMAS,
   schemaGrantSql,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { assertPostgresqlHostAllowed, type PgConnectionItems } from '../postgresql/connection';
 import { postgresqlPort } from '../postgresql/port';
 import { ConnectorError } from '../sdk/connector';
-import { listSchemasSql, revokeSql, roleSql, schemaGrantSql } from './database-access';
+import { dropRoleByHandSql, dropRoleSql, listSchemasSql, roleSql, schemaGrantSql } from './database-access';
 import {
   createManagementClient,
   requestSupabaseTokens,
@@ -251,15 +251,35 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
     },
 
     /**
-     * The connection is being deleted: Lockstep's role loses its grants on the schemas it was given
-     * and can no longer log in (it stays if it owns the change-capture schema other roles use).
+     * The connection is being deleted: Lockstep's role is dropped from the project (see
+     * `dropRoleSql`; the data it made stays). Best effort: what is left for the user to remove by
+     * hand comes back as a sentence to show, with the SQL to run; null when nothing is left.
      */
-    async revokeAccess(items: SupabaseItems, save?: SaveItems): Promise<{ revoked: boolean }> {
-      if (!items.projectRef || !items.roleName) return { revoked: false };
-      const s = session(items, save);
+    async removeAccess(items: SupabaseItems, save?: SaveItems): Promise<{ leftBehind: string | null }> {
+      const role = items.roleName;
+      if (!items.projectRef || !role) return { leftBehind: null };
       const ref = items.projectRef;
-      await s.call((api) => api.runQuery(ref, revokeSql(items.roleName as string, schemasOf(items))));
-      return { revoked: true };
+      const project = `the Supabase project "${items.projectName ?? ref}"`;
+      const byHand = `Remove it in Supabase's SQL editor: ${dropRoleByHandSql(role)}`;
+      let answer: { dropped?: boolean; problem?: string | null } | undefined;
+      try {
+        const s = session(items, save);
+        [answer] = await s.call((api) =>
+          api.runQuery<{ dropped: boolean; problem: string | null }>(
+            ref,
+            dropRoleSql(role, schemasOf(items)),
+          ),
+        );
+      } catch (error) {
+        if (!(error instanceof ConnectorError)) throw error;
+        return {
+          leftBehind: `Lockstep could not remove its database role "${role}" from ${project} (${error.userFacingMessage}). ${byHand}`,
+        };
+      }
+      if (answer?.dropped === true) return { leftBehind: null };
+      return {
+        leftBehind: `Lockstep's database role "${role}" in ${project} can no longer log in or reach your schemas, but it could not be dropped${answer?.problem ? ` (${answer.problem})` : ''}. ${byHand}`,
+      };
     },
 
     /** Sets up database access for the chosen schema, then reads its tables as Lockstep's role. */

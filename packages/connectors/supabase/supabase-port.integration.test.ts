@@ -2,12 +2,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type SupabaseSimulator, startSupabaseSimulator } from '@lockstep/simulators';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { installChangeCapture } from '../postgresql/change-capture';
 import { ConnectorError } from '../sdk/connector';
 import { createSupabasePort, type SupabaseItems, supabaseDatabaseItems } from './port';
 
 let sim: SupabaseSimulator;
 let now = Date.UTC(2026, 0, 15, 9);
-const refs = { shop: `shop${randomBytes(8).toString('hex')}`, blog: `blog${randomBytes(8).toString('hex')}` };
+const refs = {
+  shop: `shop${randomBytes(8).toString('hex')}`,
+  blog: `blog${randomBytes(8).toString('hex')}`,
+  depot: `depot${randomBytes(8).toString('hex')}`,
+};
 const urls: Record<string, string> = {};
 
 async function createDatabase(): Promise<string> {
@@ -18,6 +23,24 @@ async function createDatabase(): Promise<string> {
   await admin.end();
   const url = new URL(inject('adminDatabaseUrl'));
   url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * A database whose service user is, as Supabase's `postgres`, no superuser: it may create roles and
+ * owns the database (PostgreSQL 16 and later then give it ADMIN on the roles it creates, nothing more).
+ */
+async function serviceDatabase(): Promise<string> {
+  const url = new URL(await createDatabase());
+  const user = `supa_service_${randomBytes(4).toString('hex')}`;
+  const password = randomBytes(12).toString('hex');
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`create role ${user} login password '${password}' createrole nosuperuser`);
+  await admin.query(`alter database ${url.pathname.slice(1)} owner to ${user}`);
+  await admin.end();
+  url.username = user;
+  url.password = password;
   return url.toString();
 }
 
@@ -57,11 +80,13 @@ async function connect(): Promise<SupabaseItems> {
 beforeAll(async () => {
   urls[refs.shop] = await createDatabase();
   urls[refs.blog] = await createDatabase();
+  urls[refs.depot] = await serviceDatabase();
   sim = await startSupabaseSimulator({
     clock: { now: () => now },
     projects: {
       [refs.shop]: { databaseUrl: urls[refs.shop] as string, name: 'Shop' },
       [refs.blog]: { databaseUrl: urls[refs.blog] as string, name: 'Blog' },
+      [refs.depot]: { databaseUrl: urls[refs.depot] as string, name: 'Depot' },
     },
   });
   await sql(
@@ -193,5 +218,145 @@ describe('Supabase port', () => {
       .exchangeCode({ code: 'c', codeVerifier: 'v' })
       .catch((e: unknown) => e);
     expect(unconfigured).toMatchObject({ code: 'validation' });
+  });
+});
+
+describe('Supabase port: deleting a connection', () => {
+  // The depot project has a database of its own (so the roles here are the only Lockstep roles in
+  // it), and a service user that is no superuser, as Supabase's.
+  beforeAll(async () => {
+    await sql(refs.depot, 'create schema stock; create table stock.items (id serial primary key, sku text)');
+  });
+
+  async function setUp(): Promise<SupabaseItems> {
+    let items = await connect();
+    await port().discoverSchema(items, `${refs.depot}:stock`, async (next) => {
+      items = next;
+    });
+    return items;
+  }
+  /** As Lockstep's role: what a sync and schema generation leave behind (change capture, a table). */
+  async function use(items: SupabaseItems, table: string) {
+    const pool = new pg.Pool({ connectionString: supabaseDatabaseItems(items).connectionString });
+    const client = await pool.connect();
+    try {
+      await installChangeCapture(client, 'stock.items', 'id');
+      await client.query(`create table stock.${table} (id serial primary key, note text)`);
+      await client.query(`insert into stock.${table} (note) values ('made by Lockstep')`);
+    } finally {
+      client.release();
+      await pool.end();
+    }
+  }
+  const roleExists = async (role: string | undefined) =>
+    (await sql(refs.depot, `select 1 from pg_roles where rolname = '${role}'`)).rowCount === 1;
+  const ownerOf = async (relation: string) =>
+    (
+      await sql(
+        refs.depot,
+        `select pg_get_userbyid(relowner) as owner from pg_class where oid = '${relation}'::regclass`,
+      )
+    ).rows[0]?.owner as string;
+
+  it('drops the role; its tables stay, change capture passes to the Lockstep role still using it', async () => {
+    const first = await setUp();
+    await use(first, 'made_by_first');
+    const second = await setUp();
+    expect(first.roleName).not.toBe(second.roleName);
+
+    expect(await port().removeAccess(first)).toEqual({ leftBehind: null });
+    expect(await roleExists(first.roleName)).toBe(false);
+    // The table schema generation made is the user's data: kept, owned by the service user now.
+    expect((await sql(refs.depot, 'select note from stock.made_by_first')).rows).toEqual([
+      { note: 'made by Lockstep' },
+    ]);
+    expect(await ownerOf('stock.made_by_first')).not.toMatch(/^lockstep_/);
+    // Change capture is the other role's now, and still records the users' edits.
+    const schemaOwner = await sql(
+      refs.depot,
+      `select pg_get_userbyid(nspowner) as owner from pg_namespace where nspname = 'lockstep'`,
+    );
+    expect(schemaOwner.rows[0]?.owner).toBe(second.roleName);
+    expect(await ownerOf('lockstep.changes')).toBe(second.roleName);
+    await sql(refs.depot, `insert into stock.items (sku) values ('A-1')`);
+    const db = new pg.Client({ connectionString: supabaseDatabaseItems(second).connectionString });
+    await db.connect();
+    try {
+      const changes = await db.query(`select table_name, op from lockstep.changes order by id desc limit 1`);
+      expect(changes.rows).toEqual([{ table_name: 'stock.items', op: 'I' }]);
+    } finally {
+      await db.end();
+    }
+
+    // The last Lockstep role: change capture goes too, with its triggers; the data stays.
+    expect(await port().removeAccess(second)).toEqual({ leftBehind: null });
+    expect(await roleExists(second.roleName)).toBe(false);
+    expect((await sql(refs.depot, `select 1 from pg_namespace where nspname = 'lockstep'`)).rowCount).toBe(0);
+    expect(
+      (
+        await sql(
+          refs.depot,
+          `select 1 from pg_trigger where tgrelid = 'stock.items'::regclass and not tgisinternal`,
+        )
+      ).rowCount,
+    ).toBe(0);
+    await sql(refs.depot, `insert into stock.items (sku) values ('A-2')`);
+    expect((await sql(refs.depot, 'select count(*)::int as n from stock.items')).rows[0].n).toBe(2);
+    // Again (a retried delete) or a connection that never chose a project: nothing to do.
+    expect(await port().removeAccess(second)).toEqual({ leftBehind: null });
+    expect(await port().removeAccess(await connect())).toEqual({ leftBehind: null });
+  });
+
+  it('takes the rights and login of a role it cannot drop, and says what to remove by hand', async () => {
+    const items = await setUp();
+    // The role owns something in another database of the project: DROP ROLE refuses.
+    const elsewhere = await createDatabase();
+    const c = new pg.Client({ connectionString: elsewhere });
+    await c.connect();
+    await c.query(`create table kept (id int); alter table kept owner to ${items.roleName}`);
+    await c.end();
+
+    const { leftBehind } = await port().removeAccess(items);
+    expect(leftBehind).toMatch(
+      new RegExp(`role "${items.roleName}" in the Supabase project "Depot" can no longer log in`),
+    );
+    expect(leftBehind).toMatch(
+      /could not be dropped \(role ".*" cannot be dropped because some objects depend on it\)/,
+    );
+    expect(leftBehind).toContain(`drop role "${items.roleName}";`);
+    const role = await sql(
+      refs.depot,
+      `select rolcanlogin, has_table_privilege(rolname, 'stock.items', 'select') as can_read
+         from pg_roles where rolname = '${items.roleName}'`,
+    );
+    expect(role.rows).toEqual([{ rolcanlogin: false, can_read: false }]);
+    // Once that is gone, deleting again drops it.
+    const again = new pg.Client({ connectionString: elsewhere });
+    await again.connect();
+    await again.query('drop table kept');
+    await again.end();
+    expect(await port().removeAccess(items)).toEqual({ leftBehind: null });
+    expect(await roleExists(items.roleName)).toBe(false);
+  });
+
+  it('says what to remove by hand when Supabase refuses (a revoked token), and leaves the role', async () => {
+    const items = await setUp();
+    sim.faults.next({
+      status: 403,
+      body: { message: 'Forbidden resource' },
+      path: /database\/query/,
+      count: 5,
+    });
+    const { leftBehind } = await port().removeAccess(items);
+    sim.faults.clear();
+    expect(leftBehind).toMatch(
+      new RegExp(
+        `could not remove its database role "${items.roleName}" from the Supabase project "Depot" \\(Your Supabase account may not do this: Forbidden resource\\)`,
+      ),
+    );
+    expect(leftBehind).toContain(`reassign owned by "${items.roleName}" to postgres;`);
+    expect(await roleExists(items.roleName)).toBe(true);
+    expect(await port().removeAccess(items)).toEqual({ leftBehind: null });
+    expect(await roleExists(items.roleName)).toBe(false);
   });
 });

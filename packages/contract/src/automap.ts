@@ -211,12 +211,16 @@ export const SetupTableParams = z.object({
   externalTableId: z.string().uuid('must be an external table id (a UUID)'),
 });
 
-/** A table created in the other app and mapped to its source, all fields paired. */
+/**
+ * A table created in the other app and mapped to its source, every created field paired (in the
+ * direction the engine allows); a pair the engine refuses is left unmapped and listed with why.
+ */
 export const SetUpTable = z.object({
   sourceTableId: z.string(),
   tableMappingId: z.string(),
   created: CreatedTable,
   matchOnFieldId: z.string().nullable(),
+  unmappedFields: z.array(z.object({ sourceColumnId: z.string(), name: z.string(), reason: z.string() })),
 });
 export const SetupTablesResponse = z.object({
   setUp: z.array(SetUpTable),

@@ -51,8 +51,12 @@ export type ConnectorPort = {
     known: AppWebhook | null,
     context?: PortCallContext,
   ): Promise<AppWebhook>;
-  /** Undoes what connecting set up in the app (Supabase: the role's grants and login); before a delete. */
-  onConnectionDeleted?(secrets: Record<string, string>): Promise<void>;
+  /**
+   * Connectors that set something up in the app on connect (Supabase: Lockstep's database role)
+   * undo it here, before the connection is deleted. Best effort: `leftBehind` is a sentence telling
+   * the user what is left to remove by hand (null: nothing); the deletion goes on either way.
+   */
+  onConnectionDeleted?(secrets: Record<string, string>): Promise<{ leftBehind: string | null }>;
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */
   authorizeUrl?(input: { redirectUri: string; state: string; codeChallenge: string }): string;
   /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */

@@ -50,7 +50,7 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
     discoverSchema: (secrets, base, context) =>
       guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
     exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
-    onConnectionDeleted: (secrets) => guarded(async () => void (await port.revokeAccess(secrets))),
+    onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
     authorizeUrl: (input) => {
       if (!settings.clientId)
         throw new ConnectionProblem(
@@ -86,14 +86,18 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
   };
 };
 
-/** Notion: an internal integration token; `baseUrl` only for the sandbox or a local server. */
+/**
+ * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
+ * connection); `baseUrl` only for the sandbox or a local server.
+ */
 const notion = (settings: NotionSettings): ConnectorPort => {
   const port = createNotionPort(settings);
   return {
     type: 'notion',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
+    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
+    discoverSchema: (secrets, base, context) =>
+      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
     // Notion's public integrations take no PKCE: the code challenge is not sent (the state is).
     authorizeUrl: (input) => {
       if (!settings.clientId)
@@ -107,14 +111,18 @@ const notion = (settings: NotionSettings): ConnectorPort => {
   };
 };
 
-/** Google Sheets: an OAuth access token (renewed with a refresh token when a client is configured). */
+/**
+ * Google Sheets: an OAuth access token (renewed with a refresh token when a client is configured,
+ * and saved on the connection).
+ */
 const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
   const port = createGoogleSheetsPort(settings);
   return {
     type: 'google_sheets',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
+    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
+    discoverSchema: (secrets, base, context) =>
+      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
     authorizeUrl: (input) => {
       if (!settings.clientId)
         throw new ConnectionProblem(

@@ -57,13 +57,74 @@ const GOOGLE_SHEETS: SandboxApp = {
 /** Google Sheets sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
 const MAX_SHEETS_SANDBOXES = 100;
 
-/** Only one process runs the simulator: separate api and worker processes would not share it. */
+/** An OAuth client of this server (its id and secret as the app knows them). */
+export type SandboxOAuthClient = { clientId: string; clientSecret: string };
+
+/**
+ * A Google grant as a person consenting on the simulator's screen would make it (offline access):
+ * the authorize redirect's code exchanged at its token endpoint.
+ */
+async function googleSandboxGrant(
+  url: string,
+  client: SandboxOAuthClient,
+  scopes: string[],
+): Promise<Record<string, string>> {
+  const redirectUri = `${url}/sandbox/callback`;
+  const authorize = new URL('/o/oauth2/v2/auth', url);
+  for (const [k, v] of Object.entries({
+    client_id: client.clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: scopes.join(' '),
+    access_type: 'offline',
+    prompt: 'consent',
+  }))
+    authorize.searchParams.set(k, v);
+  const consent = await fetch(authorize, { redirect: 'manual' });
+  const code = new URL(consent.headers.get('location') ?? '', url).searchParams.get('code');
+  if (!code) throw new Error(`Google sandbox consent failed (${consent.status})`);
+  const res = await fetch(new URL('/token', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }).toString(),
+  });
+  const body = (await res.json()) as { access_token?: string; refresh_token?: string; expires_in?: number };
+  if (!res.ok || !body.access_token || !body.refresh_token)
+    throw new Error(`Google sandbox token exchange failed (${res.status})`);
+  return {
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+    tokenExpiresAt: String(Date.now() + (body.expires_in ?? 3599) * 1000),
+  };
+}
+
+/**
+ * Only one process runs the simulator: separate api and worker processes would not share it.
+ * With this server's Notion and Google OAuth clients (`oauth`), their simulators know them and a
+ * sandbox connects as signing in would (access and refresh tokens, renewed at the simulator as at
+ * the app); without them, with a token that does not expire.
+ */
 export async function startSandboxApps(
-  options: { contacts?: number; log?: (line: string) => void } = {},
+  options: {
+    contacts?: number;
+    log?: (line: string) => void;
+    oauth?: { notion?: SandboxOAuthClient; google?: SandboxOAuthClient };
+  } = {},
 ): Promise<SandboxApps> {
   const airtable = await startAirtableSimulator({ seed: false, defaultToken: false });
   options.log?.(`Sandbox apps: Airtable simulator at ${airtable.url}`);
-  const notion = await startNotionSimulator({ seed: false });
+  const notionClient = options.oauth?.notion;
+  const googleClient = options.oauth?.google;
+  const notion = await startNotionSimulator({
+    seed: false,
+    ...(notionClient ? { oauthClients: [{ ...notionClient, redirectUris: [] }] } : {}),
+  });
   // The simulator's own all-access token must not reach every user's sandbox.
   notion.revokeToken(notion.token);
   options.log?.(`Sandbox apps: Notion simulator at ${notion.url}`);
@@ -95,32 +156,52 @@ export async function startSandboxApps(
         // A workspace of one's own: its databases shared only with this integration (its own rate limit).
         const ws = seedNotionWorkspace(notion.state, { people: options.contacts ?? 50 });
         const bot = notion.state.addUser({ name: 'Lockstep Sandbox', type: 'bot' });
+        const dataSources = [ws.peopleDataSourceId, ws.companiesDataSourceId];
+        const sandbox = { baseUrl: notion.url, sandbox: 'true' };
+        if (notionClient) {
+          // Signed in with this server's public integration, sharing only this workspace's databases.
+          const grant = notion.state.grantOAuth({
+            clientId: notionClient.clientId,
+            botId: bot.id,
+            dataSources,
+          });
+          return {
+            name: NOTION.displayName,
+            items: {
+              accessToken: grant.access_token,
+              refreshToken: grant.refresh_token,
+              botId: grant.bot_id,
+              workspaceName: grant.workspace_name,
+              ...sandbox,
+            },
+          };
+        }
         const token = `ntn_sandbox${secret()}`;
-        notion.state.addToken({
-          token,
-          botId: bot.id,
-          dataSources: [ws.peopleDataSourceId, ws.companiesDataSourceId],
-        });
-        return {
-          name: NOTION.displayName,
-          items: { internalToken: token, baseUrl: notion.url, sandbox: 'true' },
-        };
+        notion.state.addToken({ token, botId: bot.id, dataSources });
+        return { name: NOTION.displayName, items: { internalToken: token, ...sandbox } };
       }
       if (type === 'google_sheets') {
         // The simulator's well-known tokens are revoked: only this connection's token reaches it.
         const token = `ya29.sandbox${secret()}`;
         const sim = await startGoogleSheetsSimulator({
           seed: { leads: options.contacts ?? 50 },
-          tokens: [{ token, scopes: [GOOGLE_SHEETS_SCOPES.driveFile] }],
+          tokens: googleClient ? [] : [{ token, scopes: [GOOGLE_SHEETS_SCOPES.driveFile] }],
+          ...(googleClient ? { oauthClients: [{ ...googleClient, redirectUris: [] }] } : {}),
         });
         sim.revokeToken(sim.token);
         sim.revokeToken(GOOGLE_SHEETS_DRIVE_TOKEN);
         sheets.push(sim);
         while (sheets.length > MAX_SHEETS_SANDBOXES) await sheets.shift()?.close();
-        return {
-          name: GOOGLE_SHEETS.displayName,
-          items: { accessToken: token, baseUrl: sim.url, sandbox: 'true' },
-        };
+        const sandbox = { baseUrl: sim.url, sandbox: 'true' };
+        // Signed in with this server's Google client: its access tokens expire and are renewed.
+        const items = googleClient
+          ? await googleSandboxGrant(sim.url, googleClient, [
+              GOOGLE_SHEETS_SCOPES.driveFile,
+              'openid',
+              'email',
+            ])
+          : { accessToken: token };
+        return { name: GOOGLE_SHEETS.displayName, items: { ...items, ...sandbox } };
       }
       return null;
     },

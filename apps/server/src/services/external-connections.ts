@@ -6,6 +6,7 @@ import type { Db } from '../db/database';
 import type { ExternalConnectionTable } from '../db/schema';
 import { type AppContext, canAccessOwner, type Principal } from '../http/context';
 import { HttpError, notFound } from '../http/http-error';
+import type { SecretBox } from './secret-box';
 import { iso } from './sync-logs';
 
 type Row = Selectable<ExternalConnectionTable>;
@@ -89,6 +90,31 @@ export async function callConnector<T>(type: ConnectorType, call: () => Promise<
 
 export function openSecrets(ctx: AppContext, row: Row): SealedSecrets {
   return ctx.secretBox.open<SealedSecrets>(row.secrets);
+}
+
+/**
+ * Seals a stored connection's renewed items (OAuth tokens a connector refreshed, a rotated refresh
+ * token) into it at once, keeping the rest of its sealed secrets: the next run and other workers
+ * start from them. For the runtime's connectors (`forConnection(type, secrets, save)`).
+ */
+export function connectionItemsSaver(
+  deps: { db: Db; secretBox: SecretBox },
+  connectionId: string,
+): (items: Record<string, string>) => Promise<void> {
+  return async (items) => {
+    const row = await deps.db
+      .selectFrom('external_connection')
+      .select('secrets')
+      .where('id', '=', connectionId)
+      .executeTakeFirst();
+    if (!row) return;
+    const current = deps.secretBox.open<SealedSecrets>(row.secrets);
+    await deps.db
+      .updateTable('external_connection')
+      .set({ secrets: deps.secretBox.seal({ ...current, connectionItems: items }), updated_at: new Date() })
+      .where('id', '=', connectionId)
+      .execute();
+  };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { createTables } from '@lockstep/connectors/postgresql';
-import type { CreateTablesResponse } from '@lockstep/contract';
+import type { CreateTablesResponse, SetupTablesResponse, TableMappingInput } from '@lockstep/contract';
+import { checkFieldMapping, FIELD_TYPES, type FieldSpec } from '@lockstep/engine';
+import type { z } from 'zod';
 import type { AppContext, Principal } from '../http/context';
 import { HttpError, notFound } from '../http/http-error';
 import { loadDestination, schemaError, toNewColumn } from '../routes/generate-schema/generate-schema-data';
@@ -7,18 +9,24 @@ import { findCoreBase } from './core-bases';
 import { findExternalBase, refreshExternalSchema } from './external-bases';
 import { replaceTableMappings } from './table-mappings';
 
+type MappingInput = z.infer<typeof TableMappingInput>;
+type CreatedTable = CreateTablesResponse['tables'][number];
+export type SetUpTable = SetupTablesResponse['setUp'][number];
+type Skipped = SetupTablesResponse['skipped'][number];
+
 /**
- * Tables of the sync's other app created in this app (PostgreSQL, Supabase), with their fields typed
- * from the canonical types and an identity primary key, all in one transaction; the new schema is
- * stored right away. Shared by create-tables, its async twin (a job) and the setup routes.
+ * What create-tables would make in this app, checked before anything is made: the destination (the
+ * principal's, able to make tables), the source tables (the sync's other app, not removed) and
+ * their names (not taken here), with the fields each new table gets. Bad input is an HttpError.
  */
-export async function createTablesFromSource(
+export async function planCreateTables(
   ctx: AppContext,
   principal: Principal,
   externalBaseId: string,
   sourceTableIds: string[],
-): Promise<CreateTablesResponse> {
-  const { dest, source, items, schema } = await loadDestination(ctx, principal, externalBaseId);
+) {
+  const target = await loadDestination(ctx, principal, externalBaseId);
+  const { dest, source } = target;
   const ids = [...new Set(sourceTableIds)];
   const sourceTables = await ctx.db
     .selectFrom('external_table')
@@ -31,6 +39,15 @@ export async function createTablesFromSource(
       400,
       'Source table not in the other app',
       "sourceTableIds must be tables of the sync's other app.",
+      'validation',
+    );
+  }
+  const removed = sourceTables.filter((t) => t.extras.removed === true);
+  if (removed.length > 0) {
+    throw new HttpError(
+      400,
+      'Removed table',
+      `${removed.map((t) => `"${t.name}"`).join(', ')} no longer exists in ${source.name}.`,
       'validation',
     );
   }
@@ -58,15 +75,37 @@ export async function createTablesFromSource(
     .where('external_table_id', 'in', ids)
     .orderBy('name')
     .execute();
-  const plan = sourceTables.map((t) => {
+  // In the order asked for, so a job can report table by table.
+  const plan = ids.map((id) => {
+    const table = sourceTables.find((t) => t.id === id) as (typeof sourceTables)[number];
     const kept = columns
-      .filter((c) => c.external_table_id === t.id)
-      .map((c) => ({ source: c, column: toNewColumn(c, t.extras.primaryKey) }))
+      .filter((c) => c.external_table_id === id)
+      .map((c) => ({ source: c, column: toNewColumn(c, table.extras.primaryKey) }))
       .filter(
         (x): x is { source: typeof x.source; column: NonNullable<typeof x.column> } => x.column !== null,
       );
-    return { table: t, kept };
+    return { table, kept };
   });
+  return { ...target, plan };
+}
+
+/**
+ * Tables of the sync's other app created in this app (PostgreSQL, Supabase), with their fields typed
+ * from the canonical types and an identity primary key, all in one transaction; the new schema is
+ * stored right away. Shared by create-tables, its async twin (a job) and the setup routes.
+ */
+export async function createTablesFromSource(
+  ctx: AppContext,
+  principal: Principal,
+  externalBaseId: string,
+  sourceTableIds: string[],
+): Promise<CreateTablesResponse> {
+  const { dest, items, schema, plan } = await planCreateTables(
+    ctx,
+    principal,
+    externalBaseId,
+    sourceTableIds,
+  );
   const created = await createTables(
     items,
     schema,
@@ -119,15 +158,8 @@ export async function createTablesFromSource(
   };
 }
 
-export type SetUpTable = {
-  sourceTableId: string;
-  tableMappingId: string;
-  created: CreateTablesResponse['tables'][number];
-  matchOnFieldId: string | null;
-};
-
 /** The sync's mappings as the input `replaceTableMappings` takes (ids kept, so links are kept). */
-async function currentMappingInputs(ctx: AppContext, coreBaseId: string) {
+async function currentMappingInputs(ctx: AppContext, coreBaseId: string): Promise<MappingInput[]> {
   const mappings = await ctx.db
     .selectFrom('table_mapping')
     .selectAll()
@@ -167,17 +199,100 @@ async function currentMappingInputs(ctx: AppContext, coreBaseId: string) {
   }));
 }
 
+const letters = (name: string) => name.toLowerCase().replaceAll(/[^a-z]/g, '');
+
 /**
- * Tables of one app that have no partner yet: each is created in the sync's other app and mapped to
- * it, every created field paired with its source, matched on email when the table has one. What
- * the web app did in several calls ("tables without a partner"), in one.
+ * The mapping of a source table to its copy: every created field paired, both ways where the
+ * engine allows it (a read-only source field syncs one way); pairs the engine refuses, and
+ * linked-record fields (mapped once their linked tables are), are left out with why. The source
+ * wins conflicts (it holds the data), and an email field is the match field.
+ */
+async function mappingOfCopy(
+  ctx: AppContext,
+  source: { id: string; side: 'left' | 'right' },
+  created: CreatedTable,
+): Promise<{ input: MappingInput; unmapped: SetUpTable['unmappedFields'] }> {
+  const ids = created.columns.flatMap((c) => [c.sourceColumnId, c.externalColumnId]).filter(Boolean);
+  const fields = ids.length
+    ? await ctx.db
+        .selectFrom('external_column')
+        .select(['id', 'name', 'field_type', 'read_only'])
+        .where('id', 'in', ids)
+        .execute()
+    : [];
+  const spec = (id: string): FieldSpec | null => {
+    const f = fields.find((x) => x.id === id);
+    if (!f) return null;
+    const type = (FIELD_TYPES as readonly string[]).includes(f.field_type)
+      ? (f.field_type as FieldSpec['type'])
+      : 'json';
+    return { id: f.id, name: f.name, type, readOnly: f.read_only };
+  };
+  const sourceIsLeft = source.side === 'left';
+  const columnMappings: MappingInput['columnMappings'] = [];
+  const unmapped: SetUpTable['unmappedFields'] = [];
+  const mapped: CreatedTable['columns'] = [];
+  for (const c of created.columns) {
+    const from = spec(c.sourceColumnId);
+    const copy = spec(c.externalColumnId);
+    const left = sourceIsLeft ? from : copy;
+    const right = sourceIsLeft ? copy : from;
+    const skip = (reason: string) =>
+      unmapped.push({ sourceColumnId: c.sourceColumnId, name: c.name, reason });
+    if (!left || !right) {
+      skip('The new field was not found in the app after it was created.');
+      continue;
+    }
+    if (left.type === 'relations' || right.type === 'relations') {
+      skip('A linked-record field is mapped once the tables it links to are mapped to each other.');
+      continue;
+    }
+    const check = checkFieldMapping(left, right, 'both');
+    if (!check.ok) {
+      skip(check.reason);
+      continue;
+    }
+    columnMappings.push({
+      leftColumnId: left.id,
+      rightColumnId: right.id,
+      syncDirection: check.effectiveDirection,
+      ownerSide: null,
+    });
+    mapped.push(c);
+  }
+  // An obvious match field: "email" itself, else a text-like field named for email.
+  const emailLike = mapped.filter(
+    (c) => letters(c.name).includes('email') && ['email', 'text'].includes(c.fieldType),
+  );
+  const email = emailLike.find((c) => letters(c.name) === 'email') ?? emailLike[0];
+  const matchOnFieldId = email ? (sourceIsLeft ? email.sourceColumnId : email.externalColumnId) : null;
+  return {
+    input: {
+      leftTableId: sourceIsLeft ? created.sourceTableId : created.externalTableId,
+      rightTableId: sourceIsLeft ? created.externalTableId : created.sourceTableId,
+      syncDirection: 'both',
+      filter: null,
+      matchOnFieldId,
+      matchOnSecondaryFieldId: null,
+      conflictWinnerSide: source.side,
+      columnMappings,
+    },
+    unmapped,
+  };
+}
+
+/**
+ * Tables of one app that have no partner yet: each is created in the sync's other app, then all of
+ * them are mapped to their copies in one transaction (every field paired, matched on email when
+ * there is one). What the web app did in several calls ("tables without a partner"), in one.
+ * `only` (one table, the setup/{table} route): anything that stops it is an error, not a skip.
  */
 export async function setUpTables(
   ctx: AppContext,
   principal: Principal,
   externalBaseId: string,
   only: string[] | null,
-): Promise<{ setUp: SetUpTable[]; skipped: { tableId: string; name: string; reason: string }[] }> {
+): Promise<SetupTablesResponse> {
   const base = await findExternalBase(ctx.db, principal, externalBaseId);
   const coreBase = await findCoreBase(ctx.db, principal, base.core_base_id);
   const other = await ctx.db
@@ -194,6 +309,8 @@ export async function setUpTables(
       'conflict',
     );
   }
+  // The other app must be able to make tables (and be reachable): refused once, up front.
+  await loadDestination(ctx, principal, other.id);
   const tables = await ctx.db
     .selectFrom('external_table')
     .select(['id', 'name', 'extras'])
@@ -204,19 +321,21 @@ export async function setUpTables(
   if (only !== null && tables.length !== only.length) throw notFound('Table');
   const inputs = await currentMappingInputs(ctx, coreBase.id);
   const mapped = new Set(inputs.flatMap((m) => [m.leftTableId, m.rightTableId]));
-  const skipped: { tableId: string; name: string; reason: string }[] = [];
-  const setUp: SetUpTable[] = [];
-  const added: typeof inputs = [];
+  const skipped: Skipped[] = [];
+  const made: { created: CreatedTable; input: MappingInput; unmapped: SetUpTable['unmappedFields'] }[] = [];
   for (const table of tables) {
-    if (mapped.has(table.id)) {
-      skipped.push({ tableId: table.id, name: table.name, reason: 'It is mapped already.' });
+    const refusal = mapped.has(table.id)
+      ? 'It is mapped already.'
+      : table.extras.removed === true
+        ? `It no longer exists in ${base.name}.`
+        : typeof table.extras.unsyncable === 'string'
+          ? table.extras.unsyncable
+          : null;
+    if (refusal) {
+      skipped.push({ tableId: table.id, name: table.name, reason: refusal });
       continue;
     }
-    if (typeof table.extras.unsyncable === 'string') {
-      skipped.push({ tableId: table.id, name: table.name, reason: table.extras.unsyncable });
-      continue;
-    }
-    let created: CreateTablesResponse['tables'][number] | undefined;
+    let created: CreatedTable | undefined;
     try {
       created = (await createTablesFromSource(ctx, principal, other.id, [table.id])).tables[0];
     } catch (error) {
@@ -229,47 +348,30 @@ export async function setUpTables(
       });
       continue;
     }
-    if (!created) continue;
-    const sourceIsLeft = base.side === 'left';
-    const pairs = created.columns.map((c) => ({
-      leftColumnId: sourceIsLeft ? c.sourceColumnId : c.externalColumnId,
-      rightColumnId: sourceIsLeft ? c.externalColumnId : c.sourceColumnId,
-      syncDirection: 'both' as const,
-      ownerSide: null,
-    }));
-    const email = created.columns.find((c) =>
-      c.name
-        .toLowerCase()
-        .replaceAll(/[^a-z]/g, '')
-        .includes('email'),
-    );
-    const matchOnFieldId = email ? (sourceIsLeft ? email.sourceColumnId : email.externalColumnId) : null;
-    added.push({
-      leftTableId: sourceIsLeft ? table.id : created.externalTableId,
-      rightTableId: sourceIsLeft ? created.externalTableId : table.id,
-      syncDirection: 'both',
-      filter: null,
-      matchOnFieldId,
-      matchOnSecondaryFieldId: null,
-      columnMappings: pairs,
-    } as (typeof inputs)[number]);
-    setUp.push({ sourceTableId: table.id, tableMappingId: '', created, matchOnFieldId });
+    if (!created) throw new Error(`table ${table.id} was not created`);
+    made.push({ created, ...(await mappingOfCopy(ctx, base, created)) });
   }
-  if (added.length > 0) {
-    await replaceTableMappings(ctx.db, coreBase, [...inputs, ...added] as Parameters<
-      typeof replaceTableMappings
-    >[2]);
-    const rows = await ctx.db
-      .selectFrom('table_mapping')
-      .select(['id', 'left_table_id', 'right_table_id'])
-      .where('core_base_id', '=', coreBase.id)
-      .execute();
-    for (const s of setUp) {
-      const row = rows.find(
-        (r) => r.left_table_id === s.sourceTableId || r.right_table_id === s.sourceTableId,
-      );
-      s.tableMappingId = row?.id ?? '';
-    }
+  if (only !== null && skipped[0]) {
+    const s = skipped[0];
+    throw new HttpError(409, 'Table not set up', `${s.name}: ${s.reason}`, 'conflict');
   }
-  return { setUp, skipped };
+  if (made.length === 0) return { setUp: [], skipped };
+  await replaceTableMappings(ctx.db, coreBase, [...inputs, ...made.map((m) => m.input)]);
+  const rows = await ctx.db
+    .selectFrom('table_mapping')
+    .select(['id', 'left_table_id', 'right_table_id'])
+    .where('core_base_id', '=', coreBase.id)
+    .execute();
+  return {
+    setUp: made.map(({ created, input, unmapped }) => ({
+      sourceTableId: created.sourceTableId,
+      tableMappingId:
+        rows.find((r) => r.left_table_id === input.leftTableId && r.right_table_id === input.rightTableId)
+          ?.id ?? '',
+      created,
+      matchOnFieldId: input.matchOnFieldId ?? null,
+      unmappedFields: unmapped,
+    })),
+    skipped,
+  };
 }

@@ -13,6 +13,7 @@ import {
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
+import { connectionItemsSaver } from '../services/external-connections';
 import type { SecretBox } from '../services/secret-box';
 import { firstSyncStep } from './first-sync';
 import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
@@ -50,28 +51,9 @@ async function connectorFor(deps: Deps, side: SidePlan): Promise<TableConnector>
       throw new RunStop('A connection of this sync is broken. Reconnect the app to resume.');
     secrets = deps.secretBox.open<{ connectionItems: Record<string, string> }>(conn.secrets).connectionItems;
   }
-  const connectionId = side.connectionId;
   // OAuth tokens a run renews are sealed into the connection at once, so other workers and the next
   // run use them (a single-use refresh token that was spent and not saved would break it).
-  const save = connectionId
-    ? async (items: Record<string, string>) => {
-        const row = await deps.db
-          .selectFrom('external_connection')
-          .select('secrets')
-          .where('id', '=', connectionId)
-          .executeTakeFirst();
-        if (!row) return;
-        const current = deps.secretBox.open<Record<string, unknown>>(row.secrets);
-        await deps.db
-          .updateTable('external_connection')
-          .set({
-            secrets: deps.secretBox.seal({ ...current, connectionItems: items }),
-            updated_at: new Date(),
-          })
-          .where('id', '=', connectionId)
-          .execute();
-      }
-    : undefined;
+  const save = side.connectionId ? connectionItemsSaver(deps, side.connectionId) : undefined;
   const connector = deps.connectors.forConnection(side.type, secrets, save);
   if (!connector) throw new RunStop(`The ${side.type} connector is not available on this server.`);
   return connector;

@@ -49,33 +49,35 @@ export function airtableRuntimeFactory(
 
 /** One connector per connection's items, kept across a run's chunks (caches, idempotency keys). */
 function cachedFactory(
-  make: (secrets: Record<string, string>) => TableConnector,
-): (secrets: Record<string, string>) => TableConnector {
+  make: (secrets: Record<string, string>, save?: SaveConnectionItems) => TableConnector,
+): Factory {
   const cache = new Map<string, TableConnector>();
-  return (secrets) => {
+  return (secrets, save) => {
     const key = JSON.stringify(Object.entries(secrets).sort());
     let c = cache.get(key);
     if (!c) {
       if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-      c = make(secrets);
+      c = make(secrets, save);
       cache.set(key, c);
     }
     return c;
   };
 }
 
-/** Notion in runs: the settings of its port; the 3 requests per second shared through the pool. */
-export function notionRuntimeFactory(
-  settings: NotionSettings,
-): (secrets: Record<string, string>) => TableConnector {
-  return cachedFactory((secrets) => createNotionRuntimeConnector(settings, secrets));
+/**
+ * Notion in runs: the settings of its port; the 3 requests per second shared through the pool.
+ * OAuth tokens it renews (the refresh token rotates) go to the connection through `save`.
+ */
+export function notionRuntimeFactory(settings: NotionSettings): Factory {
+  return cachedFactory((secrets, save) => createNotionRuntimeConnector(settings, secrets, save));
 }
 
-/** Google Sheets in runs: the settings of its port; the per-user quota shared through the pool. */
-export function googleSheetsRuntimeFactory(
-  settings: GoogleSheetsSettings,
-): (secrets: Record<string, string>) => TableConnector {
-  return cachedFactory((secrets) => createGoogleSheetsRuntimeConnector(settings, secrets));
+/**
+ * Google Sheets in runs: the settings of its port; the per-user quota shared through the pool.
+ * Access tokens it renews go to the connection through `save`.
+ */
+export function googleSheetsRuntimeFactory(settings: GoogleSheetsSettings): Factory {
+  return cachedFactory((secrets, save) => createGoogleSheetsRuntimeConnector(settings, secrets, save));
 }
 
 export function createRuntimeConnectors(

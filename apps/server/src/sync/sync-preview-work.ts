@@ -3,6 +3,7 @@ import { type Link, matchRecords, type RecordData, reconcile } from '@lockstep/e
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { handleSyncRun, type SyncRunner } from '../jobs/sync-run';
+import { connectionItemsSaver } from '../services/external-connections';
 import { updateProgress } from '../services/progress';
 import type { SecretBox } from '../services/secret-box';
 import { transitionPreview } from '../services/sync-previews';
@@ -52,7 +53,11 @@ async function download(deps: PreviewDeps, previewId: string, onlyTable?: string
           .executeTakeFirstOrThrow();
         secrets = deps.secretBox.open<{ connectionItems: Record<string, string> }>(c.secrets).connectionItems;
       }
-      const connector = deps.connectors.forConnection(side.type, secrets);
+      const connector = deps.connectors.forConnection(
+        side.type,
+        secrets,
+        side.connectionId ? connectionItemsSaver(deps, side.connectionId) : undefined,
+      );
       if (!connector) throw new Error(`The ${side.type} connector is not available on this server.`);
       let cursor: string | null = null;
       for (;;) {

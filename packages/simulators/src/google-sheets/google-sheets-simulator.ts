@@ -32,6 +32,7 @@ import {
   renderCell,
   type ValueRenderOption,
 } from './cells.ts';
+import { googleUserinfo, USERINFO_PATH } from './google-oauth.ts';
 import {
   cellAt,
   dataExtent,
@@ -529,6 +530,7 @@ export class GoogleSheetsState {
     if (path === '/token' && req.method === 'POST') return this.oauthToken(req);
     if (path === '/o/oauth2/v2/auth' && req.method === 'GET') return this.oauthAuthorize(req);
     if (path === '/revoke' && req.method === 'POST') return this.oauthRevoke(req);
+    if (path === USERINFO_PATH) return googleUserinfo(req, this.tokens);
     if (path.startsWith('/drive/v3/')) return this.driveRoute(req);
     if (!path.startsWith('/v4/spreadsheets')) throw notFound();
 

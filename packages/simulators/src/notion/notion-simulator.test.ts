@@ -438,6 +438,7 @@ describe('Notion simulator OAuth', () => {
         `Basic ${Buffer.from('lockstep-simulator-client:nope').toString('base64')}`,
       );
       expect(wrongSecret.status).toBe(401);
+      expect(wrongSecret.body.error).toBe('invalid_client');
       const granted = await token({
         grant_type: 'authorization_code',
         code: location.searchParams.get('code'),
@@ -449,7 +450,8 @@ describe('Notion simulator OAuth', () => {
         grant_type: 'authorization_code',
         code: location.searchParams.get('code'),
       });
-      expect(reused.body.code).toBe('invalid_grant');
+      expect(reused.status).toBe(400);
+      expect(reused.body).toMatchObject({ error: 'invalid_grant', error_description: expect.any(String) });
       const me = await call(sim, 'GET', '/v1/users/me', undefined, {
         authorization: `Bearer ${granted.body.access_token}`,
       });
@@ -466,7 +468,65 @@ describe('Notion simulator OAuth', () => {
       expect(refreshed.status).toBe(200);
       expect(refreshed.body.refresh_token).not.toBe(granted.body.refresh_token);
       const again = await token({ grant_type: 'refresh_token', refresh_token: granted.body.refresh_token });
-      expect(again.body.code).toBe('invalid_grant');
+      expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('sends a refused consent back with access_denied and wants owner=user', async () => {
+    const sim = await startNotionSimulator({ seed: false });
+    try {
+      const authorize = (owner: string) =>
+        fetch(
+          `${sim.url}/v1/oauth/authorize?client_id=lockstep-simulator-client&response_type=code&owner=${owner}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&state=s1`,
+          { redirect: 'manual' },
+        );
+      expect((await authorize('workspace')).status).toBe(400);
+      sim.state.oauthConsent = 'deny';
+      const denied = await authorize('user');
+      expect(denied.status).toBe(302);
+      const back = new URL(denied.headers.get('location')!);
+      expect(back.searchParams.get('error')).toBe('access_denied');
+      expect(back.searchParams.get('state')).toBe('s1');
+      expect(back.searchParams.has('code')).toBe(false);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('limits an in-process grant to the data sources picked, through its refreshes', async () => {
+    const sim = await startNotionSimulator({ seed: { people: 2 } });
+    try {
+      const people = sim.workspace?.peopleDataSourceId as string;
+      const companies = sim.workspace?.companiesDataSourceId as string;
+      const grant = sim.state.grantOAuth({ clientId: 'lockstep-simulator-client', dataSources: [people] });
+      const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+      expect(
+        (await call(sim, 'GET', `/v1/data_sources/${people}`, undefined, bearer(grant.access_token))).status,
+      ).toBe(200);
+      expect(
+        (await call(sim, 'GET', `/v1/data_sources/${companies}`, undefined, bearer(grant.access_token)))
+          .status,
+      ).toBe(404);
+      const res = await fetch(`${sim.url}/v1/oauth/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from('lockstep-simulator-client:lockstep-simulator-secret').toString('base64')}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: grant.refresh_token }),
+      });
+      const renewed = (await res.json()) as Json;
+      expect(renewed.bot_id).toBe(grant.bot_id);
+      expect(
+        (await call(sim, 'GET', `/v1/data_sources/${people}`, undefined, bearer(renewed.access_token)))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call(sim, 'GET', `/v1/data_sources/${companies}`, undefined, bearer(renewed.access_token)))
+          .status,
+      ).toBe(404);
     } finally {
       await sim.close();
     }

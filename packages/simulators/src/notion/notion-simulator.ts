@@ -191,7 +191,10 @@ export class NotionState {
   private readonly cursors = new Map<string, Cursor>();
   private readonly oauthClients = new Map<string, OAuthClient>();
   private readonly authCodes = new Map<string, AuthCode>();
-  private readonly refreshTokens = new Map<string, { clientId: string; used: boolean; botId: string }>();
+  private readonly refreshTokens = new Map<
+    string,
+    { clientId: string; used: boolean; botId: string; dataSources?: string[] }
+  >();
   private readonly capabilities = new Map<string, Set<Capability>>();
   private readonly inFlight = new Set<Promise<void>>();
   private deliveryScheduled = false;
@@ -1596,19 +1599,28 @@ export class NotionState {
   // -------------------------------------------------------------------------------------------
   // OAuth (public integrations)
 
+  /** What the person answers on the consent screen of `GET /v1/oauth/authorize`. */
+  oauthConsent: 'allow' | 'deny' = 'allow';
+
   registerOAuthClient(client: OAuthClient): void {
     this.oauthClients.set(client.clientId, client);
   }
 
+  /**
+   * The token endpoint answers errors in OAuth's shape (`{"error":"invalid_grant",
+   * "error_description":...}`), not in the API's `{object:"error", code, message}`.
+   */
   private oauth(req: SimRequest, rest: string[]): SimResponse {
     if (rest[0] === 'authorize' && req.method === 'GET') return this.authorize(req);
     if (rest.length !== 1 || req.method !== 'POST') throw invalidUrl();
+    const oauthError = (status: number, error: string, description: string) =>
+      json(status, { error, error_description: description, request_id: this.newId() });
     const basic = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     const [clientId, secret] = basic?.[1] ? Buffer.from(basic[1], 'base64').toString('utf8').split(':') : [];
     const client = this.oauthClients.get(clientId ?? '');
     if (!client || client.clientSecret !== secret)
-      throw new NotionApiError(401, 'unauthorized', 'Invalid client credentials.');
-    if (req.bodyInvalid) throw new NotionApiError(400, 'invalid_json', 'Error parsing JSON body.');
+      return oauthError(401, 'invalid_client', 'Invalid client credentials.');
+    if (req.bodyInvalid) return oauthError(400, 'invalid_request', 'Error parsing JSON body.');
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (rest[0] === 'revoke') {
       if (typeof body.token !== 'string') throw bodyFailed('body.token', 'a string', body.token);
@@ -1619,9 +1631,9 @@ export class NotionState {
     if (body.grant_type === 'authorization_code') {
       const code = this.authCodes.get(String(body.code ?? ''));
       if (!code || code.used || code.clientId !== client.clientId || this.clock.now() >= code.expiresAt)
-        throw new NotionApiError(400, 'invalid_grant', 'Invalid code: this code has been revoked.');
+        return oauthError(400, 'invalid_grant', 'Invalid code: this code has been revoked.');
       if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirectUri)
-        throw new NotionApiError(
+        return oauthError(
           400,
           'invalid_grant',
           'Invalid redirect_uri: it does not match the authorization request.',
@@ -1632,11 +1644,25 @@ export class NotionState {
     if (body.grant_type === 'refresh_token') {
       const rt = this.refreshTokens.get(String(body.refresh_token ?? ''));
       if (!rt || rt.used || rt.clientId !== client.clientId)
-        throw new NotionApiError(400, 'invalid_grant', 'Invalid refresh token.');
+        return oauthError(400, 'invalid_grant', 'Invalid refresh token.');
       rt.used = true;
-      return json(200, this.issueTokens(client.clientId, rt.botId));
+      return json(200, this.issueTokens(client.clientId, rt.botId, rt.dataSources));
     }
-    throw bodyFailed('body.grant_type', '`"authorization_code"` or `"refresh_token"`', body.grant_type);
+    return oauthError(
+      400,
+      'unsupported_grant_type',
+      `body.grant_type should be \`"authorization_code"\` or \`"refresh_token"\`, instead was \`${show(body.grant_type)}\`.`,
+    );
+  }
+
+  /**
+   * A public integration's grant made in process (as if a person had consented and picked
+   * `dataSources` on Notion's page picker; every data source when not given): the token answer
+   * `POST /v1/oauth/token` would give. Its refresh tokens keep the same data sources.
+   */
+  grantOAuth(options: { clientId: string; botId?: string; dataSources?: string[] }) {
+    if (!this.oauthClients.has(options.clientId)) throw new Error(`unknown OAuth client ${options.clientId}`);
+    return this.issueTokens(options.clientId, options.botId ?? this.newId(), options.dataSources);
   }
 
   private authorize(req: SimRequest): SimResponse {
@@ -1653,6 +1679,12 @@ export class NotionState {
       redirect.searchParams.set('error', 'unsupported_response_type');
       return { status: 302, headers: { location: redirect.toString() } };
     }
+    if (q.get('owner') !== 'user') throw validationError('Invalid owner: it should be `user`.');
+    // The person cancels on the consent screen: back with an error and no code.
+    if (this.oauthConsent === 'deny') {
+      redirect.searchParams.set('error', 'access_denied');
+      return { status: 302, headers: { location: redirect.toString() } };
+    }
     const code = randomBytes(18).toString('base64url');
     this.authCodes.set(code, {
       clientId: client.clientId,
@@ -1664,7 +1696,7 @@ export class NotionState {
     return { status: 302, headers: { location: redirect.toString() } };
   }
 
-  private issueTokens(clientId: string, botId: string) {
+  private issueTokens(clientId: string, botId: string, dataSources?: string[]) {
     const access = `ntn_${randomBytes(30).toString('hex').slice(0, 46)}`;
     const refresh = `nrt_${randomBytes(30).toString('hex').slice(0, 46)}`;
     if (!this.users.has(botId)) this.users.set(botId, { id: botId, name: 'Lockstep (public)', type: 'bot' });
@@ -1673,9 +1705,15 @@ export class NotionState {
       scopes: [...ALL_CAPABILITIES],
       kind: 'oauth',
       userId: botId,
+      ...(dataSources ? { bases: dataSources } : {}),
       ...(this.oauthTtlMs !== undefined ? { expiresAt: this.clock.now() + this.oauthTtlMs } : {}),
     });
-    this.refreshTokens.set(refresh, { clientId, used: false, botId });
+    this.refreshTokens.set(refresh, {
+      clientId,
+      used: false,
+      botId,
+      ...(dataSources ? { dataSources } : {}),
+    });
     return {
       access_token: access,
       token_type: 'bearer',

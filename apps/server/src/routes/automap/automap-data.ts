@@ -3,6 +3,7 @@ import type { AutomapColumn, SampleValues, TableInfo } from '@lockstep/engine';
 import pg from 'pg';
 import type { AppContext } from '../../http/context';
 import { HttpError } from '../../http/http-error';
+import { connectionItemsSaver } from '../../services/external-connections';
 
 /** How many rows of each table are read to compare values. */
 export const SAMPLE_ROWS = 50;
@@ -198,7 +199,11 @@ export async function readSamples(
     return { values, info };
   }
 
-  const connector = ctx.runtimeConnectors.forConnection(side.type, secrets);
+  const connector = ctx.runtimeConnectors.forConnection(
+    side.type,
+    secrets,
+    side.connectionId ? connectionItemsSaver(ctx, side.connectionId) : undefined,
+  );
   if (!connector) return unavailable(`Sample rows of ${side.type} apps are not read yet.`);
   for (const t of tables) {
     try {

@@ -1,5 +1,6 @@
 import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
 import { z } from 'zod';
+import { ConnectionProblem } from '../../connectors/connector-port';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { findConnection, openSecrets } from '../../services/external-connections';
@@ -32,16 +33,18 @@ export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
           'conflict',
         );
       }
-      // Best effort: what connecting set up in the app is undone first; if the app refuses (a revoked
-      // token, say), the connection is still deleted and the user is told what is left to do.
-      let warning: string | undefined;
+      // Best effort: what connecting set up in the app is undone first (Supabase: Lockstep's role
+      // is dropped); if the app refuses (a revoked token, say), the connection is still deleted and
+      // the answer says what is left to remove by hand.
+      let warning: string | null = null;
       const port = ctx.connectors.get(row.type as ConnectorType);
       if (port?.onConnectionDeleted) {
         try {
-          await port.onConnectionDeleted(openSecrets(ctx, row).connectionItems);
+          warning = (await port.onConnectionDeleted(openSecrets(ctx, row).connectionItems)).leftBehind;
         } catch (error) {
-          const why = error instanceof Error ? error.message : String(error);
-          warning = `Lockstep could not remove its access from ${connectorDisplayName(row.type as ConnectorType)} (${why}). Remove its database role there by hand.`;
+          const why = error instanceof ConnectionProblem ? error.userFacingMessage : 'an unexpected error';
+          request.log.warn({ err: error, connectionId: row.id }, 'undoing the connection in the app failed');
+          warning = `Lockstep could not remove what it set up in ${connectorDisplayName(row.type as ConnectorType)} (${why}). Remove its access there by hand.`;
         }
       }
       await ctx.db.deleteFrom('external_connection').where('id', '=', row.id).execute();

@@ -71,6 +71,8 @@ describe('Google OAuth for Sheets', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ type: 'google_sheets', status: 'ok', connectionItems: {} });
+    // userinfo (openid and email scopes) names the connection after the Google account.
+    expect(res.json().name).toBe('Google Sheets (user-simulator@example.com)');
     expect(res.body).not.toMatch(/ya29|1\/\/0/);
     const row = await t.ctx.db
       .selectFrom('external_connection')
@@ -101,6 +103,51 @@ describe('Google OAuth for Sheets', () => {
     expect(sim.requestLog.count({ status: 401 })).toBeGreaterThan(refused);
     expect(sim.requestLog.count({ method: 'POST', path: '/token' })).toBe(tokenCalls + 1);
     expect(renewed.json().basePreviews).toEqual(first.json().basePreviews);
+    // The renewed access token is sealed into the connection: the next call starts from it.
+    const stored = async () =>
+      openSecrets(
+        t.ctx,
+        await t.ctx.db
+          .selectFrom('external_connection')
+          .selectAll()
+          .where('id', '=', res.json().id)
+          .executeTakeFirstOrThrow(),
+      ).connectionItems;
+    const next = await stored();
+    expect(next.accessToken).toMatch(/^ya29\./);
+    expect(next.accessToken).not.toBe(items.accessToken);
+    expect(next.refreshToken).toBe(items.refreshToken);
+    expect(Number(next.tokenExpiresAt)).toBeGreaterThan(Date.now());
+    expect((await bases()).statusCode).toBe(200);
+    expect(sim.requestLog.count({ method: 'POST', path: '/token' })).toBe(tokenCalls + 1);
+
+    // The person takes Lockstep's access back in their Google account: invalid_grant, sign in again.
+    const revoked = await fetch(
+      `${sim.url}/revoke?token=${encodeURIComponent(next.refreshToken as string)}`,
+      {
+        method: 'POST',
+      },
+    );
+    expect(revoked.status).toBe(200);
+    const ended = await bases();
+    expect(ended.statusCode).toBe(400);
+    expect(ended.json().response).toMatchObject({
+      code: 'auth_invalid',
+      userFacingMessage: 'Google refused the access. Reconnect your Google account.',
+    });
+  });
+
+  it('shows a refused consent with the text of the spec', async () => {
+    const res = await post('/rest/external-connections/oauth/google_sheets/authorize-callback', {
+      error: 'access_denied',
+      redirectUri,
+      connectionItems: {},
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().response).toMatchObject({
+      code: 'access_denied',
+      userFacingMessage: 'Google Sheets authorization was denied. Please try again.',
+    });
   });
 
   it('refuses a sign-in that does not come back to its own callback page', async () => {

@@ -103,4 +103,95 @@ describe('Notion OAuth (public integration)', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().response.userFacingMessage).toBe('Notion authorization was denied. Please try again.');
   });
+
+  it('hands on what Notion answers when the person cancels on its consent screen', async () => {
+    const state = randomBytes(16).toString('hex');
+    const start = await post('/rest/external-connections/oauth/notion/authorize-url', {
+      codeChallenge: 'c'.repeat(43),
+      state,
+      redirectUri,
+    });
+    sim.state.oauthConsent = 'deny';
+    try {
+      const consented = await fetch(start.json().url, { redirect: 'manual' });
+      const back = new URL(consented.headers.get('location') as string);
+      expect(back.searchParams.get('state')).toBe(state);
+      expect(back.searchParams.get('code')).toBeNull();
+      const res = await post('/rest/external-connections/oauth/notion/authorize-callback', {
+        error: back.searchParams.get('error'),
+        redirectUri,
+        connectionItems: {},
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().response).toMatchObject({
+        code: 'access_denied',
+        userFacingMessage: 'Notion authorization was denied. Please try again.',
+      });
+    } finally {
+      sim.state.oauthConsent = 'allow';
+    }
+  });
+
+  it('renews a refused access token with the refresh token and saves the rotated pair; a spent one asks to sign in again', async () => {
+    const res = await post('/rest/external-connections/oauth/notion/authorize-callback', {
+      code: await signIn(),
+      codeVerifier: verifier,
+      redirectUri,
+      connectionItems: {},
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const stored = async () => {
+      const row = await t.ctx.db
+        .selectFrom('external_connection')
+        .selectAll()
+        .where('id', '=', res.json().id)
+        .executeTakeFirstOrThrow();
+      return openSecrets(t.ctx, row).connectionItems;
+    };
+    const items = await stored();
+    expect(items.refreshToken).toMatch(/^nrt_/);
+    const bases = () =>
+      t.app.inject({
+        method: 'PATCH',
+        url: `/rest/external-connections/${res.json().id}/fetch-base-previews`,
+        headers: { ...user.auth, ...json },
+        payload: {},
+      });
+    const first = await bases();
+    expect(first.statusCode, first.body).toBe(200);
+
+    // Notion refuses the access token: one refresh, the new pair sealed into the connection at once.
+    sim.revokeToken(items.accessToken as string);
+    const refreshes = () => sim.requestLog.count({ method: 'POST', path: '/v1/oauth/token' });
+    const before = refreshes();
+    const renewed = await bases();
+    expect(renewed.statusCode, renewed.body).toBe(200);
+    expect(renewed.json().basePreviews).toEqual(first.json().basePreviews);
+    expect(refreshes()).toBe(before + 1);
+    const next = await stored();
+    expect(next.accessToken).toMatch(/^ntn_/);
+    expect(next.accessToken).not.toBe(items.accessToken);
+    expect(next.refreshToken).not.toBe(items.refreshToken);
+    expect(next.workspaceName).toBe(items.workspaceName);
+    expect((await bases()).statusCode).toBe(200);
+    expect(refreshes()).toBe(before + 1);
+
+    // The refresh token is spent elsewhere (rotated out) and the access token refused: invalid_grant.
+    const spent = await fetch(`${sim.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: next.refreshToken }),
+    });
+    expect(spent.status).toBe(200);
+    sim.revokeToken(next.accessToken as string);
+    const refused = await bases();
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().response).toMatchObject({
+      code: 'auth_invalid',
+      userFacingMessage: 'Notion no longer accepts Lockstep’s sign-in. Sign in with Notion again.',
+    });
+  });
 });

@@ -39,6 +39,16 @@ async function connectSupabase(auth = user.auth) {
   );
 }
 
+async function roleExists(role: string) {
+  const c = new pg.Client({ connectionString: projectUrl });
+  await c.connect();
+  try {
+    return (await c.query('select 1 from pg_roles where rolname = $1', [role])).rowCount === 1;
+  } finally {
+    await c.end();
+  }
+}
+
 function noSecretsIn(body: string) {
   for (const word of [
     'access_token',
@@ -288,7 +298,8 @@ describe('Supabase bases', () => {
       coreBase: { leftExternalBase: null },
     });
 
-    // Deleting the connection takes back what connecting gave: no login, no rights on the schema.
+    // Deleting the connection takes back what connecting gave: Lockstep's role is dropped from the
+    // project; the data stays.
     const gone = await t.app.inject({
       method: 'DELETE',
       url: `/rest/external-connections/${connection.id}`,
@@ -296,20 +307,16 @@ describe('Supabase bases', () => {
     });
     expect(gone.statusCode, gone.body).toBe(200);
     expect(gone.json()).toEqual({ deleted: true });
+    expect(await roleExists(items.roleName as string)).toBe(false);
     const c = new pg.Client({ connectionString: projectUrl });
     await c.connect();
-    const [role] = (
-      await c.query(
-        `select rolcanlogin, has_table_privilege(rolname, 'public.contacts', 'select') as can_read
-           from pg_roles where rolname = $1`,
-        [items.roleName],
-      )
-    ).rows;
+    const contacts = (await c.query('select name from contacts')).rows;
     await c.end();
-    expect(role).toEqual({ rolcanlogin: false, can_read: false });
+    expect(contacts).toEqual([{ name: 'Ada' }]);
   });
 
-  it('still deletes a connection whose access cannot be taken back, and says what is left to do', async () => {
+  /** A Supabase connection with a base attached (so its role exists) and detached again. */
+  async function connectedAndDetached() {
     const connection = (await connectSupabase()).json();
     const coreBaseId = (await post('/rest/core-bases', { name: 'Revoked' })).json().id;
     const attached = await post('/rest/external-bases', {
@@ -327,24 +334,59 @@ describe('Supabase bases', () => {
       url: `/rest/external-bases/${attached.json().leftExternalBase.id}`,
       headers: user.auth,
     });
-    // Supabase refuses the revoking query (the organization took Lockstep's rights away).
+    const row = await t.ctx.db
+      .selectFrom('external_connection')
+      .selectAll()
+      .where('id', '=', connection.id)
+      .executeTakeFirstOrThrow();
+    return { id: connection.id as string, items: openSecrets(t.ctx, row).connectionItems };
+  }
+
+  async function deleteConnection(id: string) {
+    const gone = await t.app.inject({
+      method: 'DELETE',
+      url: `/rest/external-connections/${id}`,
+      headers: user.auth,
+    });
+    expect(gone.statusCode, gone.body).toBe(200);
+    expect(
+      await t.ctx.db.selectFrom('external_connection').select('id').where('id', '=', id).execute(),
+    ).toEqual([]);
+    return gone.json() as { deleted: true; warning?: string };
+  }
+
+  it('still deletes a connection when Supabase refuses to drop the role, and says what to remove by hand', async () => {
+    const { id, items } = await connectedAndDetached();
+    // Supabase refuses the query (the organization took Lockstep's rights away).
     sim.faults.next({
       status: 403,
       body: { message: 'Forbidden resource' },
       path: /database\/query/,
       count: 5,
     });
-    const gone = await t.app.inject({
-      method: 'DELETE',
-      url: `/rest/external-connections/${connection.id}`,
-      headers: user.auth,
-    });
+    const answer = await deleteConnection(id);
     sim.faults.clear();
-    expect(gone.statusCode, gone.body).toBe(200);
-    expect(gone.json().warning).toMatch(/could not remove its access from Supabase/);
-    expect(
-      await t.ctx.db.selectFrom('external_connection').select('id').where('id', '=', connection.id).execute(),
-    ).toEqual([]);
+    expect(answer.warning).toMatch(
+      new RegExp(`could not remove its database role "${items.roleName}" from the Supabase project "Shop"`),
+    );
+    expect(answer.warning).toContain(`drop role "${items.roleName}";`);
+    expect(await roleExists(items.roleName as string)).toBe(true);
+  });
+
+  it('still deletes a connection whose token was revoked in Supabase, and says what to remove by hand', async () => {
+    const { id, items } = await connectedAndDetached();
+    // The user took Lockstep's access back in Supabase: the token is refused and cannot be renewed.
+    sim.revokeToken(items.accessToken as string);
+    sim.faults.next({
+      status: 400,
+      body: { error: 'invalid_grant', message: 'refresh token revoked' },
+      path: '/v1/oauth/token',
+    });
+    const answer = await deleteConnection(id);
+    sim.faults.clear();
+    expect(answer.warning).toMatch(/Supabase no longer accepts this connection/);
+    expect(answer.warning).toContain(`drop role "${items.roleName}";`);
+    expect(await roleExists(items.roleName as string)).toBe(true);
   });
 });
 

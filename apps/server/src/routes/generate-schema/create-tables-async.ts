@@ -1,12 +1,13 @@
 import { CreateTablesAsyncResponse, CreateTablesBody, GenerateSchemaParams } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { GENERATE_SCHEMA, type GenerateSchemaData } from '../../jobs/generate-schema';
+import { planCreateTables } from '../../services/generate-schema';
 import { createProgress } from '../../services/progress';
-import { loadDestination } from './generate-schema-data';
 
 /**
  * Spec section 7, POST /rest/generate-schema/{externalBaseId}/create-tables-async: create-tables as
- * a job. Answers 202 with a tracker at once (the app and ownership are checked first); the tracker
+ * a job. Answers 202 with a tracker at once (the app, ownership and the tables are checked first,
+ * so bad input is a 4xx in the envelope, not a failed tracker); the tracker
  * moves table by table and ends with the created tables, or with why it failed.
  */
 export function createTablesAsyncRoute(app: RestApp, ctx: AppContext) {
@@ -23,8 +24,14 @@ export function createTablesAsyncRoute(app: RestApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const { dest } = await loadDestination(ctx, principal, request.params.externalBaseId);
-      const sourceTableIds = [...new Set(request.body.sourceTableIds)];
+      // Bad input is refused now, in the envelope, not later in the tracker.
+      const { dest, plan } = await planCreateTables(
+        ctx,
+        principal,
+        request.params.externalBaseId,
+        request.body.sourceTableIds,
+      );
+      const sourceTableIds = plan.map((p) => p.table.id);
       const tracker = await createProgress(ctx.db, dest.owner_id, 'create_tables', sourceTableIds.length);
       const data: GenerateSchemaData = {
         trackingId: tracker.id,

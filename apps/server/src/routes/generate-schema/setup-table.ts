@@ -1,6 +1,6 @@
 import { SetupTableParams, SetupTablesResponse } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { HttpError, notFound } from '../../http/http-error';
+import { notFound } from '../../http/http-error';
 import { setUpTables } from '../../services/generate-schema';
 
 /**
@@ -26,10 +26,8 @@ export function setupTableRoute(app: RestApp, ctx: AppContext) {
         .where('id', '=', request.params.externalTableId)
         .executeTakeFirst();
       if (!table) throw notFound('Table');
+      // Mapped already, or one the other app cannot take: a 4xx with why (setUpTables throws it).
       const result = await setUpTables(ctx, principalOf(request), table.external_base_id, [table.id]);
-      const skipped = result.skipped[0];
-      if (skipped)
-        throw new HttpError(409, 'Table not set up', `${skipped.name}: ${skipped.reason}`, 'conflict');
       return reply.status(201).send(result);
     },
   );
