@@ -17,7 +17,8 @@ export async function setup(project: TestProject) {
     return;
   }
   dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-test-'));
-  embedded = await startEmbeddedPostgres(dir, () => {});
+  // wal_level=logical: the PostgreSQL connector's logical-decoding capture is tested here too.
+  embedded = await startEmbeddedPostgres(dir, () => {}, { wal_level: 'logical' });
   project.provide('adminDatabaseUrl', embedded.url('postgres'));
 }
 

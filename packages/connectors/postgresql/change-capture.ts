@@ -12,13 +12,7 @@ export async function installChangeCapture(client: pg.PoolClient, table: string,
   try {
     // One installer at a time, across workers.
     await client.query(`select pg_advisory_xact_lock(hashtext('lockstep-change-capture'))`);
-    await client.query('create schema if not exists lockstep');
-    await client.query(`create table if not exists lockstep.changes (
-      id bigserial primary key, table_name text not null, pk text not null, op char(1) not null,
-      origin text, changed_at timestamptz not null default now())`);
-    await client.query('create index if not exists changes_table_idx on lockstep.changes (table_name, id)');
-    await client.query(`create table if not exists lockstep.applied_writes (
-      idempotency_key text primary key, table_name text not null, pk text not null, applied_at timestamptz not null default now())`);
+    await createChangeTables(client);
     // Statement-level triggers with transition tables: one insert per statement, not a dynamic
     // EXECUTE per row (that cost ~40 us a row; a 10,000-row update paid 0.4 s in the trigger).
     // Lockstep's own writes are not recorded at all: reading them back would only find echoes.
@@ -59,9 +53,33 @@ export async function installChangeCapture(client: pg.PoolClient, table: string,
   }
 }
 
+/** The `lockstep` schema's change table and applied writes (both captures use them); in the caller's transaction. */
+async function createChangeTables(client: pg.ClientBase) {
+  await client.query('create schema if not exists lockstep');
+  await client.query(`create table if not exists lockstep.changes (
+    id bigserial primary key, table_name text not null, pk text not null, op char(1) not null,
+    origin text, changed_at timestamptz not null default now())`);
+  await client.query('create index if not exists changes_table_idx on lockstep.changes (table_name, id)');
+  await client.query(`create table if not exists lockstep.applied_writes (
+    idempotency_key text primary key, table_name text not null, pk text not null, applied_at timestamptz not null default now())`);
+}
+
+/** The change tables on their own (logical decoding fills them without triggers). */
+export async function ensureChangeTables(client: pg.ClientBase) {
+  await client.query('begin');
+  try {
+    await client.query(`select pg_advisory_xact_lock(hashtext('lockstep-change-capture'))`);
+    await createChangeTables(client);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback');
+    throw error;
+  }
+}
+
 const quoteLiteral = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-export async function latestChangeId(client: pg.PoolClient | pg.Pool): Promise<string> {
+export async function latestChangeId(client: pg.ClientBase | pg.Pool): Promise<string> {
   const r = await client.query('select coalesce(max(id), 0)::text as id from lockstep.changes');
   return String(r.rows[0]?.id ?? '0');
 }

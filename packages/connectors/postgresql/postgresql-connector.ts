@@ -7,9 +7,19 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
 import { installChangeCapture, latestChangeId } from './change-capture';
 import { mapPgError, type PgConnectionItems, poolConfig, qualified, quoteIdent } from './connection';
+import {
+  changeTableName,
+  currentEpoch,
+  emitOwnWriteMark,
+  pumpDecodedChanges,
+  registerLogicalCapture,
+} from './logical-decoding';
 import { discoverTables, type PgTable } from './schema';
 
-type Cursor = { mode: 'scan'; after: string | null; since: string } | { mode: 'changes'; since: string };
+/** `capture`: the logical-decoding epoch the cursor was made under (absent with triggers). */
+type Cursor =
+  | { mode: 'scan'; after: string | null; since: string; capture?: string }
+  | { mode: 'changes'; since: string; capture?: string };
 const encode = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 const decode = (s: string): Cursor => JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
 
@@ -94,13 +104,15 @@ export type PostgresqlConnector = TableConnector & {
 
 /**
  * PostgreSQL as a sync side: full reads by keyset pagination on the primary key, then change
- * capture (trigger table) for incremental reads with delete events; batched writes in one
+ * capture (trigger table, or logical decoding when the connection chose it; see
+ * logical-decoding.ts) for incremental reads with delete events; batched writes in one
  * transaction with a savepoint per item (one bad row fails alone), post-images by RETURNING, and
  * idempotency keys stored in the same transaction so a retried create never duplicates.
  */
 export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlConnector {
   const pool = new pg.Pool(poolConfig(items));
   pool.on('error', () => {});
+  const logical = items.changeCapture === 'logical';
   const described = new Map<string, PgTable>();
   const typed = new Map<string, Map<string, string>>();
   async function typesOf(client: pg.PoolClient, table: string) {
@@ -136,11 +148,20 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         const relations = relationColumns(t);
         const client = await pool.connect();
         try {
-          let cursor: Cursor;
-          if (cursorText === null) {
-            await installChangeCapture(client, table, pk);
-            cursor = { mode: 'scan', after: null, since: await latestChangeId(client) };
-          } else cursor = decode(cursorText);
+          let cursor = cursorText === null ? null : decode(cursorText);
+          if (logical && cursor?.mode === 'changes') await pumpDecodedChanges(client);
+          // A cursor made under another capture (the option changed, or the slot was dropped or
+          // invalidated and made again) may have missed changes: the table is scanned again.
+          if (cursor) {
+            const capture = logical ? ((await currentEpoch(client)) ?? undefined) : undefined;
+            if (cursor.capture !== capture) cursor = null;
+          }
+          if (cursor === null) {
+            let epoch: string | undefined;
+            if (logical) epoch = await registerLogicalCapture(client, table, pk);
+            else await installChangeCapture(client, table, pk);
+            cursor = { mode: 'scan', after: null, since: await latestChangeId(client), capture: epoch };
+          }
 
           if (cursor.mode === 'scan') {
             const params: unknown[] = [pageSize + 1];
@@ -163,8 +184,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               scanComplete: cursor.after === null && !hasMore,
               nextCursor: encode(
                 hasMore && last
-                  ? { mode: 'scan', after: String(last[pk]), since: cursor.since }
-                  : { mode: 'changes', since: cursor.since },
+                  ? { mode: 'scan', after: String(last[pk]), since: cursor.since, capture: cursor.capture }
+                  : { mode: 'changes', since: cursor.since, capture: cursor.capture },
               ),
             };
           }
@@ -175,7 +196,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               // page past id 9 skipped changes (the cursor is compared as a number).
               `select c.id::text as id, c.pk, c.op, coalesce(c.origin = 'lockstep', false) as own
                  from lockstep.changes c where c.table_name = $1 and c.id > $2 order by c.id limit $3`,
-              [table, cursor.since, pageSize],
+              [changeTableName(table), cursor.since, pageSize],
             )
           ).rows as { id: string; pk: string; op: string; own: boolean }[];
           // Lockstep's own writes are skipped (the cursor still moves past them): their post-images
@@ -198,7 +219,11 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             deletedIds: pks.filter((p) => !present.has(p)),
             hasMore: changes.length === pageSize,
             scanComplete: false,
-            nextCursor: encode({ mode: 'changes', since: changes.at(-1)?.id ?? cursor.since }),
+            nextCursor: encode({
+              mode: 'changes',
+              since: changes.at(-1)?.id ?? cursor.since,
+              capture: cursor.capture,
+            }),
           };
         } finally {
           client.release();
@@ -433,6 +458,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         await client.query('begin');
         // Our own writes are tagged, so change capture can tell them from the users' edits.
         await client.query(`set local lockstep.origin = 'lockstep'`);
+        // Logical decoding cannot see that setting: a message in the transaction's WAL marks it.
+        if (logical) await emitOwnWriteMark(client);
 
         // Creates already applied (a retry after a crash or a timeout) return the row they made.
         const createKeys = requests.flatMap((r) => (r.kind === 'create' ? [r.idempotencyKey] : []));

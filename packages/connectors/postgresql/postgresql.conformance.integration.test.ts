@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { runConformanceSuite } from '../sdk/conformance/index';
+import { type ConformanceHarness, runConformanceSuite } from '../sdk/conformance/index';
+import type { PgConnectionItems } from './connection';
 import { postgresqlPort } from './port';
 import { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
 
-// The connector against a real PostgreSQL (the run's embedded one), in a database of its own.
-// PostgreSQL cannot be made to answer 429 or 5xx, so those tests skip; a wrong password is the
-// refused credential.
-runConformanceSuite('PostgreSQL', async () => {
+// The connector against a real PostgreSQL (the run's embedded one, wal_level=logical), in a database
+// of its own, once per change capture. PostgreSQL cannot be made to answer 429 or 5xx, so those tests
+// skip; a wrong password is the refused credential.
+runConformanceSuite('PostgreSQL', () => harness({}));
+runConformanceSuite('PostgreSQL with logical decoding', () => harness({ changeCapture: 'logical' }));
+
+async function harness(options: Pick<PgConnectionItems, 'changeCapture'>) {
   const name = `conf_pg_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
   await admin.connect();
@@ -31,7 +35,7 @@ runConformanceSuite('PostgreSQL', async () => {
     return { name: `Item ${n}`, email: `item${n}@example.com`, note: `note ${n}` };
   };
   const connectors: PostgresqlConnector[] = [];
-  const connector = createPostgresqlConnector({ connectionString });
+  const connector = createPostgresqlConnector({ connectionString, ...options });
   connectors.push(connector);
 
   return {
@@ -59,17 +63,21 @@ runConformanceSuite('PostgreSQL', async () => {
     async remove(id) {
       await backend.query('delete from items where id = $1', [Number(id)]);
     },
-    discover: () => postgresqlPort.discoverSchema({ connectionString }, 'public'),
+    discover: () => postgresqlPort.discoverSchema({ connectionString, ...options }, 'public'),
     async badAuthConnector() {
       const wrong = new URL(connectionString);
       wrong.password = 'not-the-password';
-      const bad = createPostgresqlConnector({ connectionString: wrong.toString() });
+      const bad = createPostgresqlConnector({ connectionString: wrong.toString(), ...options });
       connectors.push(bad);
       return bad;
     },
     async close() {
       for (const c of connectors) await c.end();
+      // A logical slot keeps WAL until dropped: the test database's goes with it.
+      await backend.query(
+        `select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = current_database()`,
+      );
       await backend.end();
     },
-  };
-});
+  } satisfies ConformanceHarness;
+}

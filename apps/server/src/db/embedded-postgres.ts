@@ -98,6 +98,8 @@ export async function runningEmbeddedUrl(dataDir: string, database = 'lockstep')
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: (line: string) => void = console.log,
+  /** Extra server settings (`-c name=value`), e.g. `wal_level: 'logical'` for logical decoding tests. */
+  settings: Record<string, string> = {},
 ): Promise<EmbeddedDatabase> {
   const clusterDir = path.join(dataDir, 'pg');
   await mkdir(dataDir, { recursive: true });
@@ -131,6 +133,7 @@ export async function startEmbeddedPostgres(
       'shared_buffers=128MB',
       '-c',
       'listen_addresses=127.0.0.1',
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
   });
 
