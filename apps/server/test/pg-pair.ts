@@ -20,8 +20,9 @@ export async function query(url: string, text: string, params: unknown[] = []) {
   }
 }
 
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 // biome-ignore lint/suspicious/noExplicitAny: untyped JSON answers, as Fastify's inject gives them to every test
-export type Api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => Promise<any>;
+export type Api = (method: Method, url: string, payload?: object) => Promise<any>;
 
 /** REST calls as a signed-in user; an error answer fails the test with its body. */
 export function apiAs(app: FastifyInstance, auth: Record<string, string>): Api {
@@ -44,13 +45,18 @@ export function apiAs(app: FastifyInstance, auth: Record<string, string>): Api {
 export async function setUpPeopleSync(
   api: Api,
   urls: { left: string; right: string },
-  options: { name: string; conflictWinnerSide?: 'left' | 'right' },
+  options: {
+    name: string;
+    conflictWinnerSide?: 'left' | 'right';
+    /** More connection items per side, e.g. `{ right: { changeCapture: 'logical' } }`. */
+    items?: Partial<Record<'left' | 'right', Record<string, string>>>;
+  },
 ): Promise<{ id: string }> {
   const core = await api('POST', '/rest/core-bases', { name: options.name });
   for (const side of ['left', 'right'] as const) {
     const conn = await api('POST', '/rest/external-connections', {
       type: 'postgresql',
-      connectionItems: { connectionString: urls[side] },
+      connectionItems: { connectionString: urls[side], ...options.items?.[side] },
     });
     await api('POST', '/rest/external-bases', {
       type: 'postgresql',

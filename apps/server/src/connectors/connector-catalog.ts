@@ -34,6 +34,11 @@ const CATALOG: Entry[] = [
         item('user', 'User', 'text', { optional: true }),
         item('password', 'Password', 'password', { optional: true }),
         item('ssl', 'TLS', 'select', { optional: true, options: ['disable', 'require', 'verify-full'] }),
+        item('changeCapture', 'Change capture', 'select', {
+          optional: true,
+          options: ['triggers', 'logical'],
+          help: 'Triggers (the default) work on any server. Logical decoding adds nothing to your writes; it needs wal_level = logical and a user with REPLICATION.',
+        }),
       ],
     },
     requiredBaseExtras: [],

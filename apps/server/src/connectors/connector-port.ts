@@ -57,6 +57,11 @@ export type ConnectorPort = {
    * the user what is left to remove by hand (null: nothing); the deletion goes on either way.
    */
   onConnectionDeleted?(secrets: Record<string, string>): Promise<{ leftBehind: string | null }>;
+  /**
+   * Connectors whose change capture keeps something in the app while unread (PostgreSQL's logical
+   * decoding slot holds WAL): let it go. Called when no sync of the connection is on.
+   */
+  releaseChangeCapture?(secrets: Record<string, string>): Promise<{ released: boolean }>;
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */
   authorizeUrl?(input: { redirectUri: string; state: string; codeChallenge: string }): string;
   /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */

@@ -38,6 +38,20 @@ const postgresql = (allowPrivate: boolean): ConnectorPort => ({
     }),
   listBases: (secrets) => guarded(() => postgresqlPort.listBases(secrets)),
   discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(secrets, base)),
+  releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(secrets)),
+  // A logical decoding slot left behind would keep WAL on the user's server until its disk fills.
+  onConnectionDeleted: async (secrets) => {
+    if (secrets.changeCapture !== 'logical') return { leftBehind: null };
+    try {
+      await guarded(() => postgresqlPort.releaseChangeCapture(secrets));
+      return { leftBehind: null };
+    } catch (error) {
+      const why = error instanceof ConnectionProblem ? error.userFacingMessage : 'an unexpected error';
+      return {
+        leftBehind: `Lockstep could not drop its replication slot (${why}). Drop it by hand: SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'lockstep\\_%';`,
+      };
+    }
+  },
 });
 
 /** Supabase: the Management API with OAuth (or a personal access token), data through PostgreSQL. */

@@ -7,6 +7,7 @@ import { registerGenerateSchema } from './generate-schema';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
 import { registerRefreshAppWebhooks } from './refresh-app-webhooks';
+import { registerReleaseIdleChangeCapture } from './release-idle-change-capture';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
@@ -31,4 +32,5 @@ export async function registerJobs(
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
   await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
   await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerReleaseIdleChangeCapture(boss, deps.ctx ?? null, deps.runWorkers);
 }

@@ -47,6 +47,21 @@ export function toExternalConnection(row: Row, items: Record<string, string>): E
   };
 }
 
+/** A chosen item must be one of its options (TLS mode, change capture): refused with the choices. */
+export function assertItemChoices(type: ConnectorType, items: Record<string, string>) {
+  for (const item of connectorInfo(type).auth.requiredItems) {
+    const value = items[item.name];
+    if (item.kind !== 'select' || !item.options || value === undefined || value === '') continue;
+    if (!item.options.includes(value))
+      throw new HttpError(
+        400,
+        `${item.name} must be one of ${item.options.join(', ')}`,
+        `${item.label} must be one of: ${item.options.join(', ')}.`,
+        'validation',
+      );
+  }
+}
+
 export async function findConnection(db: Db, principal: Principal, id: string): Promise<Row> {
   const row = await db.selectFrom('external_connection').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Connection');

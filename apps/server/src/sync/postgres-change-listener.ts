@@ -1,3 +1,4 @@
+import { pumpDecodedChanges } from '@lockstep/connectors/postgresql';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -5,7 +6,8 @@ import type { Db } from '../db/database';
 import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
 
-type Listener = { client: pg.Client; tables: Map<string, Set<string>> };
+/** `logical`: a connection of the database chose logical decoding, so this listener pumps its slot. */
+type Listener = { client: pg.Client; tables: Map<string, Set<string>>; logical: boolean; pumping: boolean };
 
 const SYNCS_CHANGED = 'lockstep_syncs_changed';
 
@@ -21,14 +23,20 @@ export async function announceSyncsChanged(db: Db): Promise<void> {
  * Real time for PostgreSQL: LISTENs on `lockstep_changes` in every database an active sync uses,
  * and queues a run of the syncs whose table changed (the change-capture trigger NOTIFYs). Runs on
  * worker processes; the poll schedule stays as the safety net for a missed notification.
+ *
+ * Logical decoding has no trigger to NOTIFY: for those databases the listener drains the slot every
+ * `pumpMs` on its own connection, and the drain NOTIFYs what it stored (so a change reaches a run
+ * within about that long, and the slot keeps little WAL while a sync is on).
  */
 export function createPostgresChangeListener(
   deps: { db: Db; boss: PgBoss; secretBox: SecretBox; lockstepDatabaseUrl?: string },
   refreshMs = 15_000,
+  pumpMs = 2_000,
 ) {
   const listeners = new Map<string, Listener>();
   let own: pg.Client | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
+  let pumpTimer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
 
   async function refresh() {
@@ -43,11 +51,13 @@ export function createPostgresChangeListener(
       .where('core_base.sync_state', '=', 'on')
       .execute();
     const wanted = new Map<string, Map<string, Set<string>>>();
+    const logical = new Set<string>();
     for (const r of rows) {
       const items = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
         r.secrets,
       ).connectionItems;
       const key = items.connectionString ?? JSON.stringify(items);
+      if (items.changeCapture === 'logical') logical.add(key);
       const tables = wanted.get(key) ?? new Map<string, Set<string>>();
       const bases = tables.get(r.remote_id) ?? new Set<string>();
       bases.add(r.core_base_id);
@@ -64,12 +74,13 @@ export function createPostgresChangeListener(
       const existing = listeners.get(key);
       if (existing) {
         existing.tables = tables;
+        existing.logical = logical.has(key);
         continue;
       }
       const client = new pg.Client(
         key.startsWith('{') ? (JSON.parse(key) as pg.ClientConfig) : { connectionString: key },
       );
-      const listener: Listener = { client, tables };
+      const listener: Listener = { client, tables, logical: logical.has(key), pumping: false };
       client.on('notification', (msg) => {
         for (const id of listener.tables.get(msg.payload ?? '') ?? []) {
           void requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook).catch(() => {});
@@ -102,10 +113,24 @@ export function createPostgresChangeListener(
       timer = setInterval(() => {
         if (!stopped) void refresh().catch(() => {});
       }, refreshMs);
+      pumpTimer = setInterval(() => {
+        for (const l of listeners.values()) {
+          if (stopped || !l.logical || l.pumping) continue;
+          l.pumping = true;
+          // A failed drain (the slot busy, the server away) is tried again at the next tick; the
+          // sync's own read drains it too.
+          void pumpDecodedChanges(l.client)
+            .catch(() => {})
+            .finally(() => {
+              l.pumping = false;
+            });
+        }
+      }, pumpMs);
     },
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      if (pumpTimer) clearInterval(pumpTimer);
       await own?.end().catch(() => {});
       await Promise.all([...listeners.values()].map((l) => l.client.end().catch(() => {})));
       listeners.clear();

@@ -1,6 +1,11 @@
 import { CreateExternalConnectionBody, connectorDisplayName, ExternalConnection } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { callConnector, connectorFor, toExternalConnection } from '../../services/external-connections';
+import {
+  assertItemChoices,
+  callConnector,
+  connectorFor,
+  toExternalConnection,
+} from '../../services/external-connections';
 
 export function createExternalConnection(app: RestApp, ctx: AppContext) {
   app.post(
@@ -17,6 +22,7 @@ export function createExternalConnection(app: RestApp, ctx: AppContext) {
       const { userId } = principalOf(request);
       const { type, connectionItems, oAuthAuthorizationData, name } = request.body;
       const port = connectorFor(ctx, type);
+      assertItemChoices(type, connectionItems);
       const { accountEmail } = await callConnector(type, () => port.check(connectionItems));
       const row = await ctx.db
         .insertInto('external_connection')

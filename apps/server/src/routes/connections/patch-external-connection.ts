@@ -1,6 +1,7 @@
 import { type ConnectorType, ExternalConnection, PatchExternalConnectionBody } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import {
+  assertItemChoices,
   callConnector,
   connectorFor,
   findConnection,
@@ -31,6 +32,7 @@ export function patchExternalConnection(app: RestApp, ctx: AppContext) {
         // New credentials merge over the old ones, so a form can leave unchanged secrets blank.
         items = { ...secrets.connectionItems, ...connectionItems };
         const type = row.type as ConnectorType;
+        assertItemChoices(type, items);
         await callConnector(type, () => connectorFor(ctx, type).check(items));
       }
       const updated = await ctx.db

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
+import { syncRuns } from '../../test/settle';
+import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { ensureDatabase } from '../db/database';
+import { releaseIdleChangeCapture } from '../jobs/release-idle-change-capture';
+
+// Two real PostgreSQL databases through the real queue and the worker's change listener: the left
+// captures changes with triggers, the right with logical decoding (the run's PostgreSQL has
+// wal_level=logical). Edits reach the other side in seconds both ways, Lockstep's own writes never
+// come back as edits, and the slot is let go when nothing reads it.
+let t: TestApp;
+let api: Api;
+const suffix = randomBytes(4).toString('hex');
+const urls = { left: '', right: '' };
+const sql = (side: 'left' | 'right', text: string) => query(urls[side], text);
+
+async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+const nameOf = async (side: 'left' | 'right', email: string) =>
+  (await sql(side, `select name from people where email = '${email}'`))[0]?.name as string | undefined;
+const slots = async () =>
+  (await sql('right', `select slot_name from pg_replication_slots where database = current_database()`))
+    .length;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = apiAs(t.app, (await signUp(t.app, 'logical@test.test')).auth);
+  await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
+  for (const side of ['left', 'right'] as const) {
+    await ensureDatabase(inject('adminDatabaseUrl'), `ld_${side}_${suffix}`);
+    urls[side] = databaseUrl(`ld_${side}_${suffix}`);
+    await sql(side, 'create table people (id serial primary key, email text not null unique, name text)');
+  }
+  await sql(
+    'left',
+    `insert into people (email, name) select 'p' || g || '@example.com', 'Person ' || g from generate_series(1, 20) g`,
+  );
+  await sql('right', `insert into people (email, name) values ('r1@example.com', 'Right One')`);
+});
+afterAll(async () => {
+  await sql(
+    'right',
+    `select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = current_database()`,
+  );
+  await t.close();
+});
+
+describe('PostgreSQL <-> PostgreSQL with logical decoding on one side', () => {
+  it('carries edits both ways in seconds without echoes, and lets the slot go when the sync is off', async () => {
+    const core = await setUpPeopleSync(api, urls, {
+      name: 'Logical',
+      items: { right: { changeCapture: 'logical' } },
+    });
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await until(
+      async () =>
+        (await sql('right', 'select count(*)::int as n from people'))[0]?.n === 21 &&
+        (await sql('left', 'select count(*)::int as n from people'))[0]?.n === 21,
+      'first sync',
+    );
+    const triggers = await sql('right', `select tgname from pg_trigger where tgrelid = 'people'::regclass`);
+    expect(triggers, 'no trigger on the logical side').toEqual([]);
+    expect(await slots()).toBe(1);
+
+    // A person edits the logical side: the listener drains the slot, NOTIFYs, and a run carries it.
+    const before = (await syncRuns(t.ctx.db, core.id)).length;
+    await sql('right', `update people set name = 'Edited on the right' where email = 'p3@example.com'`);
+    await until(
+      async () => (await nameOf('left', 'p3@example.com')) === 'Edited on the right',
+      'right -> left',
+    );
+    const woken = await t.ctx.db
+      .selectFrom('sync_log')
+      .select('trigger')
+      .where('core_base_id', '=', core.id)
+      .orderBy('started_at')
+      .offset(before)
+      .execute();
+    expect(
+      woken.map((r) => r.trigger),
+      'the edit woke a run (not the minute poll)',
+    ).toContain('change');
+
+    // And the other way: Lockstep's write on the logical side is not read back as an edit.
+    await sql('left', `update people set name = 'Edited on the left' where email = 'p4@example.com'`);
+    await until(
+      async () => (await nameOf('right', 'p4@example.com')) === 'Edited on the left',
+      'left -> right',
+    );
+    await until(async () => !(await syncRuns(t.ctx.db, core.id)).some((r) => r.status === 'running'), 'idle');
+    const settled = (await syncRuns(t.ctx.db, core.id)).length;
+    // Several listener ticks (2 s each): an echo would wake a run that finds Lockstep's own write.
+    await new Promise((r) => setTimeout(r, 7_000));
+    expect((await syncRuns(t.ctx.db, core.id)).length, 'no run woken by an echo').toBe(settled);
+    const ops = await t.ctx.db
+      .selectFrom('sync_log_entry')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .where('core_base_id', '=', core.id)
+      .executeTakeFirstOrThrow();
+
+    // Off: the hourly job drops the slot, so the right server keeps no WAL for Lockstep.
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'off' });
+    expect(await releaseIdleChangeCapture(t.ctx)).toHaveLength(1);
+    expect(await slots()).toBe(0);
+    // An edit made while no slot existed is not lost: back on, the right table is scanned again.
+    await sql('right', `update people set name = 'Edited while off' where email = 'p5@example.com'`);
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await until(
+      async () => (await nameOf('left', 'p5@example.com')) === 'Edited while off',
+      'edit made while off',
+    );
+    expect(await slots()).toBe(1);
+    expect((await sql('left', 'select count(*)::int as n from people'))[0]?.n, 'nothing doubled').toBe(21);
+    const opsAfter = await t.ctx.db
+      .selectFrom('sync_log_entry')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .where('core_base_id', '=', core.id)
+      .executeTakeFirstOrThrow();
+    // The rescan writes only what changed: the one edit.
+    expect(Number(opsAfter.n) - Number(ops.n)).toBe(1);
+  }, 120_000);
+
+  it('refuses logical decoding at connect time when the user may not use replication, and drops the slot when a connection is deleted', async () => {
+    const role = `ld_plain_${suffix}`;
+    await sql('right', `create role ${role} login password 'pw'`);
+    const u = new URL(urls.right);
+    u.username = role;
+    u.password = 'pw';
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/rest/external-connections',
+      headers: {
+        ...(await signUp(t.app, `plain-${suffix}@test.test`)).auth,
+        'content-type': 'application/json',
+      },
+      payload: {
+        type: 'postgresql',
+        connectionItems: { connectionString: u.toString(), changeCapture: 'logical' },
+      },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().response.userFacingMessage).toContain(`ALTER ROLE "${role}" REPLICATION`);
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/rest/external-connections',
+      headers: {
+        ...(await signUp(t.app, `odd-${suffix}@test.test`)).auth,
+        'content-type': 'application/json',
+      },
+      payload: {
+        type: 'postgresql',
+        connectionItems: { connectionString: urls.right, changeCapture: 'wal2json' },
+      },
+    });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().response.userFacingMessage).toBe(
+      'Change capture must be one of: triggers, logical.',
+    );
+
+    // The sync above left a slot on the right; deleting a logical connection to it drops the slot.
+    expect(await slots()).toBe(1);
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: urls.right, changeCapture: 'logical' },
+    });
+    const deleted = await api('DELETE', `/rest/external-connections/${conn.id}`);
+    expect(deleted.warning ?? null).toBeNull();
+    expect(await slots()).toBe(0);
+  }, 60_000);
+});
