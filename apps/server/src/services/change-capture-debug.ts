@@ -28,6 +28,8 @@ export type CaptureState = {
   /** Sessions of the connection's user that LISTEN on lockstep_changes (the worker's listener). */
   listeners: number | null;
   tables: Map<string, CaptureTableState>;
+  /** Logical decoding's slot in this database (null with triggers): how much WAL it keeps. */
+  logicalSlot: { name: string; walStatus: string | null; retainedBytes: number | null } | null;
 };
 
 /** The database items of a PostgreSQL or Supabase connection. */
@@ -88,8 +90,22 @@ export async function readCaptureState(
         (await client.query<{ id: string | null }>('select max(id)::text as id from lockstep.changes'))
           .rows[0]?.id ?? null;
     }
+    const slot = await client
+      .query<{ name: string; wal_status: string | null; retained: string | null }>(
+        `select slot_name as name, wal_status, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::text as retained
+           from pg_replication_slots where database = current_database() and slot_name like 'lockstep\\_%'`,
+      )
+      .then((r) => r.rows[0] ?? null)
+      .catch(() => null);
     const trig = new Map(triggers.rows.map((r) => [r.table_name, r.enabled]));
     return {
+      logicalSlot: slot
+        ? {
+            name: slot.name,
+            walStatus: slot.wal_status,
+            retainedBytes: slot.retained === null ? null : Number(slot.retained),
+          }
+        : null,
       installed,
       latestChangeId: latest,
       listeners,

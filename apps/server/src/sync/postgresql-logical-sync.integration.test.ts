@@ -69,6 +69,14 @@ describe('PostgreSQL <-> PostgreSQL with logical decoding on one side', () => {
     const triggers = await sql('right', `select tgname from pg_trigger where tgrelid = 'people'::regclass`);
     expect(triggers, 'no trigger on the logical side').toEqual([]);
     expect(await slots()).toBe(1);
+    // The slot and the WAL it keeps are shown where real time is debugged.
+    const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
+    const state = await api('GET', `/rest/external-bases/${full.rightExternalBase.id}/webhook-state/debug`);
+    expect(state.changeCapture.logicalSlot).toMatchObject({
+      name: expect.stringMatching(/^lockstep_\d+$/),
+      walStatus: 'reserved',
+      retainedBytes: expect.any(Number),
+    });
 
     // A person edits the logical side: the listener drains the slot, NOTIFYs, and a run carries it.
     const before = (await syncRuns(t.ctx.db, core.id)).length;

@@ -32,6 +32,13 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
                 installed: z.boolean(),
                 latestChangeId: z.string().nullable(),
                 listeners: z.number().int().nullable(),
+                logicalSlot: z
+                  .object({
+                    name: z.string(),
+                    walStatus: z.string().nullable(),
+                    retainedBytes: z.number().nullable(),
+                  })
+                  .nullable(),
               })
               .nullable(),
             tables: z.array(
@@ -105,7 +112,12 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
         syncState: core.sync_state,
         listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
         changeCapture: state
-          ? { installed: state.installed, latestChangeId: state.latestChangeId, listeners: state.listeners }
+          ? {
+              installed: state.installed,
+              latestChangeId: state.latestChangeId,
+              listeners: state.listeners,
+              logicalSlot: state.logicalSlot,
+            }
           : null,
         tables: tables.map((t) => {
           const s = state?.tables.get(t.remote_id);
