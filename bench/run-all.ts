@@ -8,6 +8,7 @@ const modules = [
   './runtime/pg-first-sync.bench.ts',
   './runtime/pg-propagation-latency.bench.ts',
   './runtime/pg-bulk-propagation.bench.ts',
+  './runtime/pg-capture-cost.bench.ts',
   './runtime/pg-scale-out.bench.ts',
   './saas/airtable-efficiency.bench.ts',
   './saas/notion-efficiency.bench.ts',

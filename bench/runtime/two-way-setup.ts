@@ -13,7 +13,12 @@ import { buildApp } from '../../apps/server/src/http/app';
  * both ways over the REST API, as a user would set it up. `rows` rows start on side A; side B starts
  * empty and is filled by the first sync, which this waits for.
  */
-export async function startTwoWaySync(options: { rows: number; port: number }) {
+export async function startTwoWaySync(options: {
+  rows: number;
+  port: number;
+  /** Change capture of both connections (the embedded PostgreSQL runs with wal_level=logical). */
+  capture?: 'triggers' | 'logical';
+}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-bench-'));
   const config = loadConfig(
     { LOCKSTEP_DATA_DIR: dir, LOCKSTEP_LOG_LEVEL: 'silent', PORT: String(options.port) },
@@ -72,11 +77,11 @@ export async function startTwoWaySync(options: { rows: number; port: number }) {
     await call('POST', '/rest/users/current/choose-plan', { productType: 'enterprise' });
     const left = await call('POST', '/rest/external-connections', {
       type: 'postgresql',
-      connectionItems: { connectionString: url('bench_a') },
+      connectionItems: { connectionString: url('bench_a'), changeCapture: options.capture ?? 'triggers' },
     });
     const right = await call('POST', '/rest/external-connections', {
       type: 'postgresql',
-      connectionItems: { connectionString: url('bench_b') },
+      connectionItems: { connectionString: url('bench_b'), changeCapture: options.capture ?? 'triggers' },
     });
     const core = await call('POST', '/rest/core-bases', { name: 'bench' });
     await call('POST', '/rest/external-bases', {

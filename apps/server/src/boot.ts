@@ -41,7 +41,8 @@ export async function boot(
         `--role=${config.role} needs DATABASE_URL: separate api and worker processes must share a PostgreSQL server.`,
       );
     }
-    embedded = await startEmbeddedPostgres(config.dataDir, log);
+    // wal_level=logical: the demo databases can try logical decoding as well as triggers.
+    embedded = await startEmbeddedPostgres(config.dataDir, log, { wal_level: 'logical' });
     await ensureDatabase(embedded.url(), 'lockstep');
     await ensureDemoDatabases(embedded.url);
     databaseUrl = embedded.url('lockstep');

@@ -18,7 +18,7 @@ import { ensureChangeTables } from './change-capture';
  * - Lockstep's own writes carry a transactional logical message (`emitOwnWriteMark`); their whole
  *   transaction is skipped, so a write is never read back as an edit.
  * - Real time: the pump NOTIFYs `lockstep_changes` like the triggers; the worker's change listener
- *   runs it every few seconds (there is no trigger to wake anyone).
+ *   runs it every half second (there is no trigger to wake anyone).
  * - A slot keeps WAL until it is drained. It is dropped when the connection is deleted or no sync
  *   of it is on (`releaseLogicalCapture`); if the server invalidated it (max_slot_wal_keep_size),
  *   the pump makes a new one. Either way the *epoch* changes, and readers whose cursor carries the
@@ -161,20 +161,26 @@ export async function pumpDecodedChanges(client: Client, maxRows = PUMP_MAX_ROWS
     ).rows[0] as { lsn: string } | undefined;
     if (!state) return 0;
     const slotRow = (
-      await client.query('select wal_status from pg_replication_slots where slot_name = $1', [slot])
-    ).rows[0] as { wal_status: string | null } | undefined;
+      await client.query(
+        `select wal_status, confirmed_flush_lsn::text as confirmed, pg_current_wal_flush_lsn()::text as upto
+           from pg_replication_slots where slot_name = $1`,
+        [slot],
+      )
+    ).rows[0] as { wal_status: string | null; confirmed: string; upto: string } | undefined;
     if (!slotRow || slotRow.wal_status === 'lost') {
       await ensureSlot(client, slot);
       return 0;
     }
+    // Decoded up to the WAL flushed now: every transaction whose commit starts before it is in
+    // this peek (unless the row limit cuts it short), so the slot may move past it afterwards.
+    const upto = slotRow.upto;
+    // Nothing written anywhere on the server since the last drain: no peek (the listener asks often).
+    if (compareLsn(upto, slotRow.confirmed) <= 0) return 0;
     const tables = new Map(
       (await client.query('select table_name, pk from lockstep.decoding_tables')).rows.map(
         (r: { table_name: string; pk: string }) => [r.table_name, r.pk],
       ),
     );
-    // Decoded up to the WAL flushed now: every transaction whose commit starts before it is in
-    // this peek (unless the row limit cuts it short), so the slot may move past it afterwards.
-    const upto = (await client.query('select pg_current_wal_flush_lsn()::text as lsn')).rows[0].lsn as string;
     const rows = (
       await client.query(
         `select lsn::text as lsn, xid::text as xid, data

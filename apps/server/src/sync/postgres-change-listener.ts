@@ -31,7 +31,7 @@ export async function announceSyncsChanged(db: Db): Promise<void> {
 export function createPostgresChangeListener(
   deps: { db: Db; boss: PgBoss; secretBox: SecretBox; lockstepDatabaseUrl?: string },
   refreshMs = 15_000,
-  pumpMs = 2_000,
+  pumpMs = 500,
 ) {
   const listeners = new Map<string, Listener>();
   let own: pg.Client | null = null;

@@ -105,7 +105,7 @@ describe('PostgreSQL <-> PostgreSQL with logical decoding on one side', () => {
     );
     await until(async () => !(await syncRuns(t.ctx.db, core.id)).some((r) => r.status === 'running'), 'idle');
     const settled = (await syncRuns(t.ctx.db, core.id)).length;
-    // Several listener ticks (2 s each): an echo would wake a run that finds Lockstep's own write.
+    // Many listener ticks (every 0.5 s): an echo would wake a run that finds Lockstep's own write.
     await new Promise((r) => setTimeout(r, 7_000));
     expect((await syncRuns(t.ctx.db, core.id)).length, 'no run woken by an echo').toBe(settled);
     const ops = await t.ctx.db
