@@ -62,6 +62,98 @@ async function createChangeTables(client: pg.ClientBase) {
   await client.query('create index if not exists changes_table_idx on lockstep.changes (table_name, id)');
   await client.query(`create table if not exists lockstep.applied_writes (
     idempotency_key text primary key, table_name text not null, pk text not null, applied_at timestamptz not null default now())`);
+  await client.query(
+    'create index if not exists applied_writes_applied_at_idx on lockstep.applied_writes (applied_at)',
+  );
+  await createCaptureState(client);
+}
+
+async function createCaptureState(client: pg.ClientBase) {
+  await client.query(
+    'create table if not exists lockstep.capture_state (name text primary key, value text not null)',
+  );
+}
+
+/** Changes are kept this long: a reader away longer scans its table again (see `prunedThrough`). */
+export const CHANGE_RETENTION = '7 days';
+/** Idempotency keys are kept this long: a create is retried within minutes or hours, not a month. */
+export const APPLIED_WRITE_RETENTION = '30 days';
+
+/**
+ * Keeps the `lockstep` schema from growing without end in the user's database: changes older
+ * than CHANGE_RETENTION and idempotency keys older than APPLIED_WRITE_RETENTION are deleted, at most
+ * `batch` of each per call (oldest first). The highest change id deleted is kept as
+ * `pruned_through`, so a reader whose cursor is older knows it may have missed some. One pruner at
+ * a time across workers; the others skip.
+ */
+export async function pruneChangeLog(
+  client: pg.ClientBase,
+  batch = 50_000,
+): Promise<{ changes: number; appliedWrites: number }> {
+  await client.query('begin');
+  try {
+    const locked = await client.query(
+      `select pg_try_advisory_xact_lock(hashtext('lockstep-prune-change-log')) as ok`,
+    );
+    if (!locked.rows[0]?.ok) {
+      await client.query('rollback');
+      return { changes: 0, appliedWrites: 0 };
+    }
+    await createCaptureState(client);
+    await client.query(
+      'create index if not exists applied_writes_applied_at_idx on lockstep.applied_writes (applied_at)',
+    );
+    // The oldest change first: when it is recent, nothing is scanned.
+    const oldest = await client.query(
+      `select changed_at < now() - $1::interval as old from lockstep.changes order by id limit 1`,
+      [CHANGE_RETENTION],
+    );
+    let changes = 0;
+    if (oldest.rows[0]?.old) {
+      const gone = await client.query(
+        `with gone as (
+           delete from lockstep.changes where id in (
+             select id from lockstep.changes where changed_at < now() - $1::interval order by id limit $2)
+           returning id)
+         select count(*)::int as n, max(id)::text as last from gone`,
+        [CHANGE_RETENTION, batch],
+      );
+      changes = gone.rows[0]?.n ?? 0;
+      if (gone.rows[0]?.last)
+        await client.query(
+          `insert into lockstep.capture_state (name, value) values ('pruned_through', $1)
+             on conflict (name) do update
+               set value = greatest(lockstep.capture_state.value::bigint, excluded.value::bigint)::text`,
+          [gone.rows[0].last],
+        );
+    }
+    const applied = await client.query(
+      `with gone as (
+         delete from lockstep.applied_writes where idempotency_key in (
+           select idempotency_key from lockstep.applied_writes
+            where applied_at < now() - $1::interval order by applied_at limit $2)
+         returning 1)
+       select count(*)::int as n from gone`,
+      [APPLIED_WRITE_RETENTION, batch],
+    );
+    await client.query('commit');
+    return { changes, appliedWrites: applied.rows[0]?.n ?? 0 };
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  }
+}
+
+/** The highest change id pruned (0 if none): a cursor below it may have missed changes. */
+export async function prunedThrough(client: pg.ClientBase): Promise<bigint> {
+  const r = await client
+    .query(`select value from lockstep.capture_state where name = 'pruned_through'`)
+    .catch((error: { code?: string }) => {
+      // Installed before pruning existed, and never pruned yet.
+      if (error.code === '42P01') return { rows: [] };
+      throw error;
+    });
+  return BigInt((r.rows[0]?.value as string | undefined) ?? 0);
 }
 
 /** The change tables on their own (logical decoding fills them without triggers). */

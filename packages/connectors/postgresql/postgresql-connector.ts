@@ -5,7 +5,7 @@ import type { CanonicalValue, RecordData } from '@lockstep/engine';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
-import { installChangeCapture, latestChangeId } from './change-capture';
+import { installChangeCapture, latestChangeId, pruneChangeLog, prunedThrough } from './change-capture';
 import { mapPgError, type PgConnectionItems, poolConfig, qualified, quoteIdent } from './connection';
 import {
   changeTableName,
@@ -58,6 +58,9 @@ function relationParam(v: CanonicalValue): unknown {
     });
   return ids[0] ?? null;
 }
+
+/** How often one connector prunes the change log (the first read of a cursor does it at once). */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /** From this many creates of one column set on, a batch is loaded with COPY. */
 const COPY_MIN_ROWS = 200;
@@ -113,6 +116,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   const pool = new pg.Pool(poolConfig(items));
   pool.on('error', () => {});
   const logical = items.changeCapture === 'logical';
+  let lastPruned = 0;
   const described = new Map<string, PgTable>();
   const typed = new Map<string, Map<string, string>>();
   async function typesOf(client: pg.PoolClient, table: string) {
@@ -152,9 +156,16 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           if (logical && cursor?.mode === 'changes') await pumpDecodedChanges(client);
           // A cursor made under another capture (the option changed, or the slot was dropped or
           // invalidated and made again) may have missed changes: the table is scanned again.
+          if (cursor && Date.now() - lastPruned > PRUNE_EVERY_MS) {
+            lastPruned = Date.now();
+            // Housekeeping: a failure here must not fail the read.
+            await pruneChangeLog(client).catch(() => {});
+          }
           if (cursor) {
             const capture = logical ? ((await currentEpoch(client)) ?? undefined) : undefined;
             if (cursor.capture !== capture) cursor = null;
+            // Changes after the cursor were pruned (a reader away longer than the retention).
+            else if ((await prunedThrough(client)) > BigInt(cursor.since)) cursor = null;
           }
           if (cursor === null) {
             let epoch: string | undefined;
