@@ -63,6 +63,40 @@ describe('reconcile', () => {
     ]);
   });
 
+  it('fills a blank from the other side on a first-sync match, and lets the winner settle real differences', () => {
+    // Matched on email by the first sync: no shadow yet. The left wins conflicts.
+    const matched: Link = { id: 'k1', leftId: 'L1', rightId: 'R1', version: 0, shadow: null };
+    const r = reconcile({
+      mapping: mapping(),
+      links: [matched],
+      left: { ...none, records: [{ id: 'L1', fields: { l_email: 'a@x.com', l_name: '  ' } }] },
+      right: { ...none, records: [R('R1', 'Ada')] },
+    });
+    // The right's name fills the left's blank; the winner's blank does not erase it.
+    expect(r.operations).toEqual([
+      expect.objectContaining({ kind: 'update', side: 'left', remoteId: 'L1', fields: { l_name: 'Ada' } }),
+    ]);
+    const differ = reconcile({
+      mapping: mapping(),
+      links: [matched],
+      left: { ...none, records: [L('L1', 'Ada Lovelace')] },
+      right: { ...none, records: [R('R1', 'Ada')] },
+    });
+    expect(differ.operations).toEqual([
+      expect.objectContaining({ side: 'right', fields: { r_name: 'Ada Lovelace' } }),
+    ]);
+  });
+
+  it('lets a blank win once the pair has synced: clearing a field is an edit', () => {
+    const r = reconcile({
+      mapping: mapping(),
+      links: [link('Ada')],
+      left: { ...none, records: [{ id: 'L1', fields: { l_email: 'a@x.com', l_name: null } }] },
+      right: none,
+    });
+    expect(r.operations).toEqual([expect.objectContaining({ side: 'right', fields: { r_name: null } })]);
+  });
+
   it('does nothing for an echo of our own write (a change means "differs from the shadow")', () => {
     const r = reconcile({
       mapping: mapping(),

@@ -9,7 +9,7 @@ import {
   type RecordData,
   type Side,
 } from './types';
-import { hashKey, normalizeValue, valuesEqual } from './values';
+import { hashKey, isBlank, normalizeValue, valuesEqual } from './values';
 
 export type FieldMapping = {
   id: string;
@@ -394,6 +394,17 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const rc = sf === null ? true : R !== null && !valuesEqual(rv.value, sf.r);
       if (!lc && !rc) continue;
       anyChange = true;
+      // A pair matched on its first sync has no history: a value on one side fills a blank on the
+      // other whatever the winner side (a blank was never a choice, and taking it would lose data).
+      if (sf === null && isBlank(lv.value) !== isBlank(rv.value)) {
+        const from: Side = isBlank(lv.value) ? 'right' : 'left';
+        if (writable(fm, from)) push(p, fm, from, lv.value, rv.value);
+        else {
+          nextShadow(p)[fm.id] = { l: lv.value, r: rv.value };
+          p.moved = true;
+        }
+        continue;
+      }
       if (lc && rc) {
         // Both differ from the shadow: equal in substance is a false conflict, else a real one.
         const asRight = convertFor('left', fm, lv.value, link.leftId ?? link.id);

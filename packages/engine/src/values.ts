@@ -199,6 +199,16 @@ export function normalizeValue(
   }
 }
 
+/** Nothing in the field: null, empty or blank text, an empty list. */
+export function isBlank(v: CanonicalValue): boolean {
+  return (
+    v === null ||
+    v === undefined ||
+    (typeof v === 'string' && v.trim() === '') ||
+    (Array.isArray(v) && v.length === 0)
+  );
+}
+
 /** Equality of two canonical values (both already normalised). Fast for the common primitives. */
 export function valuesEqual(a: CanonicalValue, b: CanonicalValue): boolean {
   if (a === b) return true;

@@ -9,8 +9,8 @@ import type { MappingPlan } from './load-sync-plan';
  *  1. download: read both sides completely into first_sync_record (nothing is written to the apps);
  *  2. match: pair records whose normalised keys occur once on each side, as links without a shadow;
  *  3. reconcile: hand the staged records back to the runner a chunk at a time (each left record with
- *     its partner, then the right records without one), so the engine settles pairs by the winner
- *     side and creates the rest once.
+ *     its partner, then the right records without one), so the engine settles pairs (a value fills
+ *     a blank; the winner side settles real differences) and creates the rest once.
  * Matching a page against a page would miss every partner that sits on another page and create it
  * twice. When the staged records are used up, the runner continues from the cursors the scans ended
  * on (the change capture since the scans began).

@@ -501,7 +501,7 @@ async function hasLinks(db: Db, tableMappingId: string) {
   );
 }
 
-/** First sync: pair records on the match field(s); a pair is linked with no shadow, so reconcile settles it by the winner side. */
+/** First sync: pair records on the match field(s); a pair is linked with no shadow, so reconcile settles it (blanks filled, differences by the winner side). */
 async function linkMatches(
   db: Db,
   ownerId: string,

@@ -165,6 +165,10 @@ function Editor({ sync, existing }: { sync: CoreBase; existing: TableMapping | n
                 { value: 'right', label: `${rightName} wins` },
               ]}
             />
+            <Text size="xs" c="dimmed">
+              Also for records matched by the first sync. There, a value on one side always fills an empty
+              field on the other: an empty field never wins.
+            </Text>
             <Checkbox
               label="Hold conflicts for me to decide instead (shown on the sync's overview)"
               checked={review}
