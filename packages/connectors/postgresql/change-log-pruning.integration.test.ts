@@ -52,7 +52,11 @@ describe('PostgreSQL change log pruning', () => {
     const caughtUp = await drain(first, early);
     expect(caughtUp.ids).toHaveLength(3);
     const [made] = await first.write('public.notes', [
-      { kind: 'create', idempotencyKey: `old-${randomBytes(4).toString('hex')}`, fields: { body: 'by Lockstep' } },
+      {
+        kind: 'create',
+        idempotencyKey: `old-${randomBytes(4).toString('hex')}`,
+        fields: { body: 'by Lockstep' },
+      },
     ]);
     expect(made?.ok).toBe(true);
     // A week and a month go by.
@@ -66,7 +70,10 @@ describe('PostgreSQL change log pruning', () => {
     expect(next.records.map((r) => r.fields.body)).toEqual(['fresh']);
     expect(next.scanComplete).toBe(false);
     const left = await user.query('select pk from lockstep.changes order by id');
-    expect(left.rows.map((r) => r.pk), 'only the fresh change is kept').toHaveLength(1);
+    expect(
+      left.rows.map((r) => r.pk),
+      'only the fresh change is kept',
+    ).toHaveLength(1);
     expect((await user.query('select 1 from lockstep.applied_writes')).rowCount).toBe(0);
 
     // A reader away since before those changes cannot trust its cursor: the table is scanned again.
