@@ -100,8 +100,12 @@ export function mapPgError(error: unknown): ConnectorError {
         `The database user may not do this: ${message}.`,
       );
     case '42P01':
+    case '42703':
     case '3D000':
+      // A table or column dropped or renamed under a live sync: the user must act, not a retry.
       return new ConnectorError('not_found', message, `Not found in the database: ${message}.`);
+    case 'P0002':
+      return new ConnectorError('not_found', message, `The row is no longer in the database (${message}).`);
     case '23505':
       return new ConnectorError(
         'validation',

@@ -128,6 +128,12 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
     return t;
   }
 
+  /** The table changed under us: described again at the next call. */
+  function forget(table: string) {
+    described.delete(table);
+    typed.delete(table);
+  }
+
   async function describe(table: string): Promise<PgTable> {
     const known = described.get(table);
     if (known) return known;
@@ -141,7 +147,13 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   }
 
   return {
-    capabilities: { batchSize: 5000, incrementalRead: true, deleteDetection: 'events', webhooks: false },
+    capabilities: {
+      batchSize: 5000,
+      incrementalRead: true,
+      deleteDetection: 'events',
+      webhooks: false,
+      recordsCarryEveryField: true,
+    },
     describe,
     end: () => pool.end(),
 
@@ -240,6 +252,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           client.release();
         }
       } catch (error) {
+        if (isSchemaGone(error)) forget(table);
         throw error instanceof Error && error.name === 'ConnectorError' ? error : mapPgError(error);
       }
     },
@@ -323,7 +336,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
                     r.remoteId,
                   ])
                 ).rows[0];
-            if (!row) throw Object.assign(new Error(`row ${r.remoteId} not found`), { code: '42P01' });
+            if (!row) throw Object.assign(new Error(`row ${r.remoteId} not found`), { code: 'P0002' });
           } else {
             await client.query(`delete from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
               r.remoteId,
@@ -333,6 +346,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           results[i] = done(r.kind === 'create' ? String(row?.[pk]) : r.remoteId, row);
         } catch (error) {
           await client.query('rollback to savepoint item');
+          // The table or a column is gone: every item would fail alike, so the whole call does.
+          if (isSchemaGone(error)) throw error;
           results[i] = failed(error);
         }
       }
@@ -451,7 +466,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           const row = byIndex.get(i);
           results[i] = row
             ? done(r.remoteId, row)
-            : failed(Object.assign(new Error(`row ${r.remoteId} not found`), { code: '42P01' }));
+            : failed(Object.assign(new Error(`row ${r.remoteId} not found`), { code: 'P0002' }));
         }
       };
 
@@ -538,6 +553,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         return results;
       } catch (error) {
         await client.query('rollback').catch(() => {});
+        if (isSchemaGone(error)) forget(table);
         throw mapPgError(error);
       } finally {
         client.release();
@@ -545,3 +561,10 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
     },
   };
 }
+
+/** A missing table or column (dropped or renamed), as opposed to a refused value. */
+const isSchemaGone = (error: unknown) =>
+  typeof error === 'object' &&
+  error !== null &&
+  'code' in error &&
+  (error.code === '42P01' || error.code === '42703');

@@ -62,6 +62,12 @@ export type Capabilities = {
   webhooks: boolean;
   /** The app's documented limits; the connector's RateLimiter gives its HttpClient a permit per request. */
   rateLimit?: RateLimitPolicy;
+  /**
+   * Every record read carries every field of its table, empty ones included (a database row). The
+   * runtime then takes a mapped field missing from a record as the field being gone (renamed or
+   * dropped), not as an empty value, and stops that table pair instead of clearing the other side.
+   */
+  recordsCarryEveryField?: boolean;
 };
 
 /** A connected table source, as the runtime uses it during a run. */

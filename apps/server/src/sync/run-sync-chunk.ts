@@ -12,6 +12,7 @@ import {
 } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
+import type { Side } from '../db/schema';
 import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
 import { connectionItemsSaver } from '../services/external-connections';
 import type { SecretBox } from '../services/secret-box';
@@ -25,6 +26,13 @@ import {
   writePendingRelations,
 } from './relations';
 import type { RuntimeConnectors } from './runtime-connectors';
+import {
+  assertMappedFieldsPresent,
+  failedSideOf,
+  onSide,
+  raiseTableIssue,
+  resolveTableIssues,
+} from './table-problems';
 
 /** Records read per page; a side whose connector writes bigger batches reads pages that size. */
 const PAGE_SIZE = 500;
@@ -38,7 +46,7 @@ type Counts = Record<string, number>;
 /** A problem that stops the run (bad credentials, a missing connector): the run fails with this text. */
 class RunStop extends Error {}
 
-async function connectorFor(deps: Deps, side: SidePlan): Promise<TableConnector> {
+async function connectorFor(deps: Deps, side: SidePlan, which: Side): Promise<TableConnector> {
   let secrets: Record<string, string> = {};
   if (side.connectionId) {
     const conn = await deps.db
@@ -56,7 +64,7 @@ async function connectorFor(deps: Deps, side: SidePlan): Promise<TableConnector>
   const save = side.connectionId ? connectionItemsSaver(deps, side.connectionId) : undefined;
   const connector = deps.connectors.forConnection(side.type, secrets, save);
   if (!connector) throw new RunStop(`The ${side.type} connector is not available on this server.`);
-  return connector;
+  return onSide(connector, which, side.connectionId);
 }
 
 type LinkRow = {
@@ -89,9 +97,23 @@ export function createSyncRunner(deps: Deps): SyncRunner {
       let more = false;
       // Linked tables first, so most relations find their partner in the same run.
       const targets = relationTargets(plan.mappings);
+      const problems: string[] = [];
       try {
         for (const m of orderByLinks(plan.mappings)) {
-          more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts, targets)) || more;
+          try {
+            more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts, targets)) || more;
+            await resolveTableIssues(deps.db, coreBaseId, m.tableMappingId);
+          } catch (error) {
+            // A problem of this table pair (a table or column gone, a grant revoked): one issue, and
+            // the other pairs go on. Refused credentials and transient failures stop the run below.
+            if (
+              !(error instanceof ConnectorError) ||
+              isRetryable(error.code) ||
+              error.code === 'auth_invalid'
+            )
+              throw error;
+            problems.push(await raiseTableIssue(deps.db, plan.ownerId, coreBaseId, m, error));
+          }
         }
         // Relations that waited for a record another mapping (or a later page) has now synced.
         for (const m of plan.mappings) {
@@ -104,8 +126,9 @@ export function createSyncRunner(deps: Deps): SyncRunner {
       } catch (error) {
         if (error instanceof RunStop) return { result: 'failed', error: error.message };
         if (error instanceof ConnectorError && !isRetryable(error.code)) {
-          if (error.code === 'auth_invalid' || error.code === 'permission_denied') {
-            await pauseForBrokenConnection(deps.db, coreBaseId, error.userFacingMessage);
+          if (error.code === 'auth_invalid') {
+            const where = failedSideOf(error);
+            await pauseForBrokenConnection(deps.db, coreBaseId, error.userFacingMessage, where);
           }
           return { result: 'failed', error: error.userFacingMessage };
         }
@@ -113,7 +136,8 @@ export function createSyncRunner(deps: Deps): SyncRunner {
       } finally {
         await addCounts(deps.db, syncLogId, counts);
       }
-      return { result: more ? 'more_work' : 'done' };
+      if (more) return { result: 'more_work' };
+      return problems.length ? { result: 'failed', error: problems.join(' ') } : { result: 'done' };
     },
   };
 }
@@ -151,8 +175,16 @@ async function addCounts(db: Db, syncLogId: string, counts: Counts) {
     .execute();
 }
 
-/** A connection whose credentials fail: marked broken, the sync paused, the user told (an issue). */
-async function pauseForBrokenConnection(db: Db, coreBaseId: string, message: string) {
+/**
+ * A connection whose credentials fail: marked broken (only the side that failed, when known), the
+ * sync paused, the user told (an issue on that connection).
+ */
+async function pauseForBrokenConnection(
+  db: Db,
+  coreBaseId: string,
+  message: string,
+  where?: { side: Side; connectionId: string | null },
+) {
   const bases = await db
     .selectFrom('external_base')
     .select(['external_connection_id', 'owner_id'])
@@ -160,6 +192,7 @@ async function pauseForBrokenConnection(db: Db, coreBaseId: string, message: str
     .execute();
   for (const b of bases) {
     if (!b.external_connection_id) continue;
+    if (where?.connectionId && b.external_connection_id !== where.connectionId) continue;
     await db
       .updateTable('external_connection')
       .set({ status: 'broken', broken_reason: message, updated_at: new Date() })
@@ -179,6 +212,8 @@ async function pauseForBrokenConnection(db: Db, coreBaseId: string, message: str
         owner_id: owner,
         core_base_id: coreBaseId,
         code: 'auth_invalid',
+        external_connection_id: where?.connectionId ?? null,
+        side: where?.side ?? null,
         message,
         user_facing_message: `${message} The sync is paused until you reconnect.`,
         details: '{}',
@@ -206,7 +241,10 @@ async function runMapping(
   targets: Map<string, string>,
 ): Promise<boolean> {
   const { db } = deps;
-  const [left, right] = await Promise.all([connectorFor(deps, m.left), connectorFor(deps, m.right)]);
+  const [left, right] = await Promise.all([
+    connectorFor(deps, m.left, 'left'),
+    connectorFor(deps, m.right, 'right'),
+  ]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
   await recoverPendingCreates(deps, context);
   await executeApprovedDeletes(deps, context);
@@ -241,6 +279,9 @@ async function runMapping(
           right.read(m.right.tableRemoteId, cursor.right, { pageSize: pageSizeOf(right) }),
         ]);
 
+  // A mapped column renamed or dropped under a live sync stops this pair before anything is written.
+  assertMappedFieldsPresent(m, 'left', left, pageL, m.left.connectionId);
+  assertMappedFieldsPresent(m, 'right', right, pageR, m.right.connectionId);
   await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
     tableMappingId: m.tableMappingId,
     left: {
@@ -355,7 +396,10 @@ async function writeWaitingRelations(
     .limit(1)
     .executeTakeFirst();
   if (!any) return;
-  const [left, right] = await Promise.all([connectorFor(deps, a.m.left), connectorFor(deps, a.m.right)]);
+  const [left, right] = await Promise.all([
+    connectorFor(deps, a.m.left, 'left'),
+    connectorFor(deps, a.m.right, 'right'),
+  ]);
   const ctx: RunContext = { ...a, connectors: { left, right } };
   await writePendingRelations({
     db: deps.db,
