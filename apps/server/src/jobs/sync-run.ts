@@ -1,5 +1,7 @@
+import { ConnectorError } from '@lockstep/connectors';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
+import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
 
 export const SYNC_RUN = 'sync-run';
 export type ChunkResult = 'more_work' | 'done' | 'failed';
@@ -77,6 +79,8 @@ export async function handleSyncRun(
     syncLogId: log.id,
     trigger: data.trigger,
   });
+  // The apps answered (whatever the result): an outage the user was told of is over.
+  await resolveOutageIssues(db, base.id);
   if (result === 'more_work') {
     // The next chunk is a job of its own, unless the caller drives the chunks (a preview's apply).
     if (options.chain === false) return result;
@@ -102,6 +106,9 @@ export const RUN_HEARTBEAT_SECONDS = Math.max(
   Number(process.env.LOCKSTEP_RUN_HEARTBEAT_SECONDS ?? 20) || 20,
 );
 
+/** Attempts of a run chunk after its first, with backoff from 5 s to 300 s (about 2.5 min in all). */
+const RUN_RETRY_LIMIT = 5;
+
 /** Sync runs one worker process carries at once (`LOCKSTEP_WORKER_CONCURRENCY`, 4 by default). */
 export const RUN_CONCURRENCY = Math.max(1, Number(process.env.LOCKSTEP_WORKER_CONCURRENCY ?? 4) || 4);
 
@@ -111,7 +118,7 @@ export async function registerSyncRun(
 ) {
   await boss.createQueue(SYNC_RUN, {
     policy: 'stately',
-    retryLimit: 5,
+    retryLimit: RUN_RETRY_LIMIT,
     retryDelay: 5,
     retryBackoff: true,
     retryDelayMax: 300,
@@ -140,9 +147,29 @@ export async function registerSyncRun(
           console.error(
             `sync-run ${job.data.coreBaseId} failed, will retry: ${error instanceof Error ? error.message : String(error)}`,
           );
+          // Failing again after a retry is no blip: the user is told (one issue per sync).
+          if (job.retryCount >= 1)
+            await raiseOutageIssue(deps.db, job.data.coreBaseId, error).catch(() => {});
+          // The last attempt ends the run now, not when the reaper finds it 30 minutes later.
+          if (job.retryCount >= RUN_RETRY_LIMIT) await failRunningLog(deps.db, job.data.coreBaseId, error);
           throw error;
         }
       }
     },
   );
+}
+
+/** Marks the sync's running log failed with why (the queue gave up on its chunk). */
+async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
+  const why = error instanceof ConnectorError ? error.userFacingMessage : 'The run kept failing.';
+  await db
+    .updateTable('sync_log')
+    .set({
+      status: 'failed',
+      finished_at: new Date(),
+      error: `${why} Gave up after retries; the next run tries again.`,
+    })
+    .where('core_base_id', '=', coreBaseId)
+    .where('status', '=', 'running')
+    .execute();
 }

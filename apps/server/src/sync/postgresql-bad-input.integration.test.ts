@@ -180,7 +180,36 @@ describe('PostgreSQL <-> PostgreSQL: bad input under a live sync', () => {
       'a notes issue',
     );
 
-    // 4. The right's password changed: that connection (only) is broken, the sync paused, the user told.
+    // 4. The right database stops answering: retried quietly once, then one issue says so; when it
+    // is back, the waiting edit arrives and the issue resolves itself.
+    const admin = (text: string) => query(inject('adminDatabaseUrl'), text);
+    await admin(`alter database bi_right_${suffix} allow_connections false`);
+    await admin(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = 'bi_right_${suffix}'`,
+    );
+    await sql('left', `update people set name = 'During the outage' where email = 'p3@x.test'`);
+    await until(
+      async () => (await openIssues(core.id)).some((i) => /keeps retrying/.test(i.userFacingMessage)),
+      'an outage issue',
+      60_000,
+    );
+    const outage = (await openIssues(core.id)).find((i) => /keeps retrying/.test(i.userFacingMessage));
+    expect(outage).toMatchObject({
+      side: 'right',
+      userFacingMessage: expect.stringMatching(/not currently accepting connections/),
+    });
+    await admin(`alter database bi_right_${suffix} allow_connections true`);
+    await until(
+      async () => (await cell('right', 'people', 'name', `email = 'p3@x.test'`)) === 'During the outage',
+      'the edit made during the outage',
+      90_000,
+    );
+    await until(
+      async () => !(await openIssues(core.id)).some((i) => /keeps retrying/.test(i.userFacingMessage)),
+      'the outage issue resolved',
+    );
+
+    // 5. The right's password changed: that connection (only) is broken, the sync paused, the user told.
     await sql('right', `alter role ${role} password 'changed-password'`);
     await sql('right', `select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}'`);
     await sql('left', `update people set name = 'Needs a reconnect' where email = 'p1@x.test'`);
