@@ -5,9 +5,31 @@ import pg from 'pg';
 import type { AppContext } from '../http/context';
 import { openSecrets } from './external-connections';
 
-/** The real-time mechanism a connector type uses, as the sync runtime has it today. */
-export function realTimeMechanism(type: string): 'postgres_trigger_notify' | 'polling' {
-  return type === 'postgresql' || type === 'supabase' ? 'postgres_trigger_notify' : 'polling';
+export type Mechanism = 'postgres_trigger_notify' | 'postgres_logical_decoding' | 'polling';
+
+/** The real-time mechanism a connection uses, as the sync runtime has it today. */
+export function realTimeMechanism(
+  ctx: AppContext,
+  type: string,
+  connection: { type: string; secrets: string } | undefined,
+): Mechanism {
+  if (type !== 'postgresql' && type !== 'supabase') return 'polling';
+  const items = connection
+    ? openSecrets(ctx, connection as Parameters<typeof openSecrets>[1]).connectionItems
+    : {};
+  return type === 'postgresql' && items.changeCapture === 'logical'
+    ? 'postgres_logical_decoding'
+    : 'postgres_trigger_notify';
+}
+
+/** The connection behind a base, for the debug routes (none for a base without one). */
+export async function baseConnection(ctx: AppContext, connectionId: string | null) {
+  if (!connectionId) return undefined;
+  return ctx.db
+    .selectFrom('external_connection')
+    .select(['type', 'secrets'])
+    .where('id', '=', connectionId)
+    .executeTakeFirst();
 }
 
 /** Only these are LISTENed to by the worker's change listener; the others rely on the poll schedule. */

@@ -72,6 +72,7 @@ describe('PostgreSQL <-> PostgreSQL with logical decoding on one side', () => {
     // The slot and the WAL it keeps are shown where real time is debugged.
     const full = await api('GET', `/rest/core-bases/${core.id}?detailLevel=fullBaseSchema`);
     const state = await api('GET', `/rest/external-bases/${full.rightExternalBase.id}/webhook-state/debug`);
+    expect(state.mechanism).toBe('postgres_logical_decoding');
     expect(state.changeCapture.logicalSlot).toMatchObject({
       name: expect.stringMatching(/^lockstep_\d+$/),
       walStatus: 'reserved',

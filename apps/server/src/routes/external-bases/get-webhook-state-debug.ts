@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import {
+  baseConnection,
   cursorSince,
   LISTENED_TYPES,
   readCaptureState,
@@ -82,16 +83,12 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
         .where('external_table.external_base_id', '=', base.id)
         .orderBy('external_table.name')
         .execute();
-      const mechanism = realTimeMechanism(base.type);
+      const connection = await baseConnection(ctx, base.external_connection_id);
+      const mechanism = realTimeMechanism(ctx, base.type, connection);
       const cursors = new Map(tables.map((t) => [t.remote_id, cursorSince(t.cursor)]));
       let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
       let error: string | null = null;
-      if (mechanism === 'postgres_trigger_notify' && base.external_connection_id) {
-        const connection = await ctx.db
-          .selectFrom('external_connection')
-          .select(['type', 'secrets'])
-          .where('id', '=', base.external_connection_id)
-          .executeTakeFirstOrThrow();
+      if (mechanism !== 'polling' && connection) {
         const since = new Map<string, string>();
         for (const [remoteId, c] of cursors) if (c && /^\d+$/.test(c.since)) since.set(remoteId, c.since);
         try {

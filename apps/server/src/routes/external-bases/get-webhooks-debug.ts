@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { LISTENED_TYPES, readCaptureState, realTimeMechanism } from '../../services/change-capture-debug';
+import {
+  baseConnection,
+  LISTENED_TYPES,
+  readCaptureState,
+  realTimeMechanism,
+} from '../../services/change-capture-debug';
 import { findExternalBase } from '../../services/external-bases';
 import { notionWebhookPath } from '../webhooks/receive-notion-webhook';
 import { ExternalBaseParams } from './params';
 
-export const RealTimeMechanism = z.enum(['postgres_trigger_notify', 'polling']);
+export const RealTimeMechanism = z.enum(['postgres_trigger_notify', 'postgres_logical_decoding', 'polling']);
 
 export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
   app.get(
@@ -58,15 +63,11 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         .where('external_base_id', '=', base.id)
         .orderBy('name')
         .execute();
-      const mechanism = realTimeMechanism(base.type);
+      const connection = await baseConnection(ctx, base.external_connection_id);
+      const mechanism = realTimeMechanism(ctx, base.type, connection);
       let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
       let error: string | null = null;
-      if (mechanism === 'postgres_trigger_notify' && base.external_connection_id) {
-        const connection = await ctx.db
-          .selectFrom('external_connection')
-          .select(['type', 'secrets'])
-          .where('id', '=', base.external_connection_id)
-          .executeTakeFirstOrThrow();
+      if (mechanism !== 'polling' && connection) {
         try {
           state = await readCaptureState(
             ctx,
@@ -82,7 +83,7 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         type: base.type,
         webhooksEnabled: base.webhooks_enabled,
         mechanism,
-        channel: mechanism === 'postgres_trigger_notify' ? 'lockstep_changes' : null,
+        channel: mechanism === 'polling' ? null : 'lockstep_changes',
         webhookUrl:
           base.type === 'notion' && base.external_connection_id
             ? `${ctx.config.publicUrl}${notionWebhookPath(ctx, base.external_connection_id)}`
