@@ -356,3 +356,29 @@ describe('Notion connector pacing', () => {
     }
   });
 });
+
+describe('Notion connector: a property deleted under a live sync', () => {
+  it('leaves it out of the records read (not read as emptied), so the runtime can stop the pair', async () => {
+    const sim = await startNotionSimulator({ rateLimit: false, autoDeliverWebhooks: false });
+    try {
+      const ds = sim.workspace!.peopleDataSourceId;
+      const connector = createNotionConnector({
+        token: sim.token,
+        baseUrl: sim.url,
+        rateLimit: { scope: 'token', windows: [{ limit: 1000, windowMs: 1000 }] },
+        http: fast,
+      });
+      expect(connector.capabilities.recordsCarryEveryField).toBe(true);
+      const ids = await fieldIds(connector, ds);
+      const before = await connector.read(ds, null, { pageSize: 100 });
+      expect(before.records[0]?.fields).toHaveProperty(ids.Notes as string);
+      sim.state.removeProperty(ds, 'Notes');
+      const after = await connector.read(ds, null, { pageSize: 100 });
+      expect(after.records.length).toBeGreaterThan(0);
+      for (const r of after.records) expect(r.fields).not.toHaveProperty(ids.Notes as string);
+      expect(after.records[0]?.fields).toHaveProperty(ids.Name as string);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -494,10 +494,9 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
     const fields: Record<string, CanonicalValue> = {};
     for (const f of table.fields) {
       const v = byId.get(f.remoteId);
-      if (!v) {
-        fields[f.remoteId] = null;
-        continue;
-      }
+      // A page carries every property of its data source, empty ones too: one missing was deleted
+      // since the schema was read. Left out (not read as emptied), so the runtime stops the pair.
+      if (!v) continue;
       if (f.notionType === 'relation' && v.has_more === true) {
         fields[f.remoteId] = norm(f.fieldType, await allRelations(page.id, f.remoteId));
         continue;
@@ -839,6 +838,7 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
       deleteDetection: 'full_scan',
       webhooks: true,
       rateLimit: policy,
+      recordsCarryEveryField: true,
     },
     async check() {
       const { body } = await http.request<{ id: string; name?: string | null }>({

@@ -319,6 +319,14 @@ export class NotionState {
     return { database, dataSource };
   }
 
+  /** A person deletes a property in Notion: it leaves the schema and every page. */
+  removeProperty(dataSourceIdOrName: string, name: string) {
+    const ds = this.dataSource(dataSourceIdOrName);
+    const at = ds.properties.findIndex((p) => p.name === name);
+    if (at < 0) throw new Error(`No property ${name}`);
+    ds.properties.splice(at, 1);
+  }
+
   addProperty(ds: DataSourceState, def: PropertyDef): PropertySchema {
     if (ds.properties.some((p) => p.name === def.name)) throw new Error(`Duplicate property ${def.name}`);
     const schema: PropertySchema = {
