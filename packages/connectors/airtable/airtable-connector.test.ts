@@ -182,3 +182,33 @@ describe('Airtable connector specifics', () => {
     expect(sim.requestLog.count({ method: 'POST', path: `/v0/${sim.crm!.baseId}/` })).toBe(3);
   });
 });
+
+describe('Airtable connector: a field deleted under a live sync', () => {
+  it('reads with a schema at most a minute old, leaving the deleted field out (not read as emptied)', async () => {
+    const sim = await startAirtableSimulator();
+    let clock = Date.parse('2026-05-01T10:00:00Z');
+    try {
+      const connector = createAirtableConnector({
+        token: sim.token,
+        baseId: sim.crm!.baseId,
+        baseUrl: sim.url,
+        rateLimitWaitMs: 5,
+        now: () => clock,
+      });
+      expect(connector.capabilities.recordsCarryEveryField).toBe(true);
+      const table = sim.crm!.tables.contacts;
+      const fields = await connector.fieldsOf(table);
+      const email = fields.find((f) => f.name === 'Email')!.remoteId;
+      const before = await connector.read(table, null, { pageSize: 100 });
+      expect(before.records[0]?.fields).toHaveProperty(email);
+      sim.state.deleteField(sim.crm!.baseId, table, email);
+      // Within the minute the cached schema still lists it (Airtable gives no sign on read).
+      clock += 61_000;
+      const after = await connector.read(table, null, { pageSize: 100 });
+      expect(after.records.length).toBeGreaterThan(0);
+      for (const r of after.records) expect(r.fields).not.toHaveProperty(email);
+    } finally {
+      await sim.close();
+    }
+  });
+});

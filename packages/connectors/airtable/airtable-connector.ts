@@ -270,7 +270,12 @@ export const AIRTABLE_CAPABILITIES: Capabilities = {
   deleteDetection: 'events',
   webhooks: true,
   rateLimit: AIRTABLE_RATE_LIMIT,
+  // Every field of the (at most a minute old) schema, empty ones as null: see read().
+  recordsCarryEveryField: true,
 };
+
+/** How old the table schema a read uses may be (one metadata request a minute per base at most). */
+const SCHEMA_MAX_AGE_MS = 60_000;
 
 /** Sweep small tables on every read; a sweep of a large one costs a request per 100 records. */
 const SMALL_TABLE = 2_000;
@@ -298,10 +303,12 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
     return { body: res.body, date: res.headers.get('date') };
   }
 
+  let describedAt = 0;
   async function describe(refresh = false): Promise<AirtableTable[]> {
     if (tables && !refresh) return tables;
     const { body } = await request('GET', `/v0/meta/bases/${encodeURIComponent(options.baseId)}/tables`);
     tables = (body as { tables: AirtableTable[] }).tables;
+    describedAt = now();
     return tables;
   }
 
@@ -390,6 +397,10 @@ export function createAirtableConnector(options: AirtableConnectorOptions): Airt
   }
 
   async function read(tableId: string, cursor: string | null, opts: { pageSize: number }): Promise<ReadPage> {
+    // Airtable leaves empty fields out of records, so a deleted field looks empty. Reads see the
+    // schema at most a minute old: a field gone from it is left out of the records (see toRecord),
+    // and the runtime stops the pair instead of clearing the other side.
+    if (now() - describedAt > SCHEMA_MAX_AGE_MS) await describe(true);
     const table = await tableOf(tableId);
     const want = Math.max(1, opts.pageSize);
     let c = decode(cursor);

@@ -915,6 +915,18 @@ export class AirtableState {
     return this.renderRecord(base, table, rec);
   }
 
+  /** A person deletes a field in Airtable's UI: it leaves the schema and every record. */
+  deleteField(baseIdOrName: string, tableIdOrName: string, fieldIdOrName: string): void {
+    const base = this.findBase(baseIdOrName);
+    const table = this.table(base.id, tableIdOrName);
+    const at = table.fields.findIndex((f) => f.id === fieldIdOrName || f.name === fieldIdOrName);
+    const field = table.fields[at];
+    if (!field) throw new Error(`No field ${fieldIdOrName}`);
+    if (field.id === table.primaryFieldId) throw new Error('The primary field cannot be deleted');
+    table.fields.splice(at, 1);
+    for (const rec of table.records.values()) rec.cells.delete(field.id);
+  }
+
   deleteRecord(baseIdOrName: string, tableIdOrName: string, recordId: string): void {
     const base = this.findBase(baseIdOrName);
     const table = this.table(base.id, tableIdOrName);
