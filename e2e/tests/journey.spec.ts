@@ -59,9 +59,13 @@ async function connectDemo(page: Page, side: 'left' | 'right', demo: string) {
   const card = page.getByTestId(`side-${side}`);
   await card.getByLabel('App', { exact: true }).click();
   await page.getByRole('option', { name: 'PostgreSQL' }).click();
-  // The connection form offers both change captures (triggers by default).
-  await expect(card.getByText('Change capture')).toBeVisible();
-  if (side === 'left') await shot(page, '20b-postgresql-connection-form');
+  // The connection form offers both change captures to pick from (triggers by default).
+  if (side === 'left') {
+    await card.getByLabel('Change capture').click();
+    await expect(page.getByRole('option', { name: 'logical' })).toBeVisible();
+    await shot(page, '20b-postgresql-connection-form');
+    await page.keyboard.press('Escape');
+  }
   await card.getByRole('button', { name: `Use ${demo}` }).click();
   await card.getByRole('button', { name: 'Use public' }).click();
   await expect(card.getByText('Connected')).toBeVisible();

@@ -33,10 +33,15 @@ const CATALOG: Entry[] = [
         item('database', 'Database', 'text', { optional: true }),
         item('user', 'User', 'text', { optional: true }),
         item('password', 'Password', 'password', { optional: true }),
-        item('ssl', 'TLS', 'select', { optional: true, options: ['disable', 'require', 'verify-full'] }),
+        item('ssl', 'TLS', 'select', {
+          optional: true,
+          options: ['disable', 'require', 'verify-full'],
+          placeholder: 'As the connection string says (none by default)',
+        }),
         item('changeCapture', 'Change capture', 'select', {
           optional: true,
           options: ['triggers', 'logical'],
+          placeholder: 'triggers',
           help: 'Triggers (the default) work on any server. Logical decoding adds nothing to your writes; it needs wal_level = logical and a user with REPLICATION.',
         }),
       ],

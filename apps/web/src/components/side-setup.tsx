@@ -61,6 +61,21 @@ function ItemsForm({
               setValues((v) => ({ ...v, [item.name]: value }));
             },
           };
+          // A choice among options (TLS mode, change capture): picked, not typed.
+          if (item.kind === 'select' && item.options)
+            return (
+              <Select
+                key={item.name}
+                label={item.label}
+                description={item.help}
+                placeholder={item.placeholder ?? (item.optional ? 'Default' : 'Choose one')}
+                required={!item.optional}
+                clearable={item.optional}
+                data={item.options}
+                value={values[item.name] ?? null}
+                onChange={(value) => setValues((v) => ({ ...v, [item.name]: value ?? '' }))}
+              />
+            );
           return item.secret || item.kind === 'password' ? (
             <PasswordInput key={item.name} {...common} />
           ) : (
