@@ -150,6 +150,22 @@ describe('Google Sheets connector specifics', () => {
     expect(companies.find((f) => f.remoteId === 'Founded')?.fieldType).toBe('date');
   });
 
+  it('leaves a column out of the records once its header is renamed or cleared (not read as emptied)', async () => {
+    expect(connector.capabilities.recordsCarryEveryField).toBe(true);
+    const before = await connector.read('0', null, { pageSize: 10 });
+    expect(before.records[0]?.fields).toHaveProperty('Deal size');
+    // A person renames the header in the sheet, between two pages of a pass.
+    const header = sim.values(ss, 'Leads')[0] as unknown[];
+    const column = String.fromCharCode(65 + header.indexOf('Deal size'));
+    sim.editCell(ss, 'Leads', `${column}1`, 'Deal value');
+    const next = await connector.read('0', before.nextCursor, { pageSize: 10 });
+    expect(next.records.length).toBeGreaterThan(0);
+    for (const r of next.records) {
+      expect(r.fields).not.toHaveProperty('Deal size');
+      expect(r.fields).toHaveProperty('Deal value');
+    }
+  });
+
   it('reads canonical values: serial dates as ISO dates, currency in minor units, booleans', async () => {
     const { records } = await readAll(connector, '0', null, 100);
     expect(records).toHaveLength(40);

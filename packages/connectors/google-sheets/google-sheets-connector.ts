@@ -1565,6 +1565,9 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       deleteDetection: 'full_scan',
       webhooks: false,
       rateLimit: GOOGLE_SHEETS_RATE_LIMIT,
+      // Every page re-reads the header row, so a record carries every column the header has now:
+      // a renamed or deleted header is missing from it, not read as emptied.
+      recordsCarryEveryField: true,
     },
     stats,
     read,
