@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../test-support/test-database';
 import { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
 
 // The `lockstep` schema in the user's database must not grow without end: old changes and old
@@ -10,14 +11,7 @@ let user: pg.Pool;
 const connectors: PostgresqlConnector[] = [];
 
 beforeAll(async () => {
-  const name = `prune_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${name}`;
-  url = u.toString();
+  url = await createTestDatabase('prune');
   user = new pg.Pool({ connectionString: url, max: 2 });
   await user.query('create table notes (id serial primary key, body text)');
 });

@@ -1,20 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../test-support/test-database';
 import { addColumns, createTables, planAddColumns, planCreateTables } from './create-schema';
 import { discoverTables } from './schema';
 
 let connectionString = '';
 
 beforeAll(async () => {
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  const name = `cs_${randomBytes(6).toString('hex')}`;
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(inject('adminDatabaseUrl'));
-  url.pathname = `/${name}`;
-  connectionString = url.toString();
+  connectionString = await createTestDatabase('cs');
 });
 
 describe('schema generation on PostgreSQL', () => {

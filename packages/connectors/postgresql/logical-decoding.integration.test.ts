@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReadPage } from '../sdk/connector';
 import { ConnectorError } from '../sdk/connector';
+import { createTestDatabase } from '../test-support/test-database';
 import * as decoding from './logical-decoding';
 import { releaseLogicalCapture } from './logical-decoding';
 import { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
@@ -14,14 +15,7 @@ let user: pg.Pool;
 const connectors: PostgresqlConnector[] = [];
 
 beforeAll(async () => {
-  const name = `ld_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${name}`;
-  url = u.toString();
+  url = await createTestDatabase('ld');
   user = new pg.Pool({ connectionString: url, max: 2 });
   await user.query(
     `create table people (id serial primary key, email text unique, name text);

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteRequest } from '../sdk/connector';
+import { createTestDatabase } from '../test-support/test-database';
 import { copyText, createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
 
 // A bulk of creates is loaded with COPY (the first sync's path); it must store exactly what the
@@ -14,14 +14,7 @@ let backend: pg.Pool;
 let connector: PostgresqlConnector;
 
 beforeAll(async () => {
-  const name = `bulk_pg_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${name}`;
-  url = u.toString();
+  url = await createTestDatabase('bulk_pg');
   backend = new pg.Pool({ connectionString: url, max: 2 });
   for (const t of ['bulk', 'single'])
     await backend.query(`create table ${t} (

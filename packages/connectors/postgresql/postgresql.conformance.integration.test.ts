@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { type ConformanceHarness, runConformanceSuite } from '../sdk/conformance/index';
+import { createTestDatabase } from '../test-support/test-database';
 import type { PgConnectionItems } from './connection';
 import { postgresqlPort } from './port';
 import { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';
@@ -13,14 +13,7 @@ runConformanceSuite('PostgreSQL', () => harness({}));
 runConformanceSuite('PostgreSQL with logical decoding', () => harness({ changeCapture: 'logical' }));
 
 async function harness(options: Pick<PgConnectionItems, 'changeCapture'>) {
-  const name = `conf_pg_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(inject('adminDatabaseUrl'));
-  url.pathname = `/${name}`;
-  const connectionString = url.toString();
+  const connectionString = await createTestDatabase('conf_pg');
 
   const backend = new pg.Pool({ connectionString, max: 2 });
   await backend.query(`create table items (

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as createRateLimitTables } from '../../../apps/server/src/db/migrations/0003-rate-limits';
+import { createTestDatabase } from '../test-support/test-database';
 import { createPostgresRateLimitStore, RATE_LIMIT_EVENTS_TABLE, RateLimiter } from './rate-limiter';
 
 // Two limiters on two pools stand for two worker processes sharing one Lockstep database; the table
@@ -11,14 +11,7 @@ const pools: pg.Pool[] = [];
 let url = '';
 
 beforeAll(async () => {
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  const name = `rl_${randomBytes(5).toString('hex')}`;
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(inject('adminDatabaseUrl'));
-  u.pathname = `/${name}`;
-  url = u.toString();
+  url = await createTestDatabase('rl');
   const db = new Kysely<unknown>({
     dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url }) }),
   });

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type SupabaseSimulator, startSupabaseSimulator } from '@lockstep/simulators';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installChangeCapture } from '../postgresql/change-capture';
 import { ConnectorError } from '../sdk/connector';
+import { createTestDatabase } from '../test-support/test-database';
 import { createSupabasePort, type SupabaseItems, supabaseDatabaseItems } from './port';
 
 let sim: SupabaseSimulator;
@@ -15,16 +16,7 @@ const refs = {
 };
 const urls: Record<string, string> = {};
 
-async function createDatabase(): Promise<string> {
-  const name = `supa_port_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(inject('adminDatabaseUrl'));
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const createDatabase = () => createTestDatabase('supa_port');
 
 /**
  * A database whose service user is, as Supabase's `postgres`, no superuser: it may create roles and

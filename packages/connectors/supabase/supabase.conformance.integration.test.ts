@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { startSupabaseSimulator } from '@lockstep/simulators';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { createPostgresqlConnector, type PostgresqlConnector } from '../postgresql/postgresql-connector';
 import { runConformanceSuite } from '../sdk/conformance/index';
+import { createTestDatabase } from '../test-support/test-database';
 import { createSupabasePort, type SupabaseItems, supabaseDatabaseItems } from './port';
 
 // Supabase end to end behind the Management API simulator: OAuth with PKCE, Lockstep's own role set
@@ -11,13 +11,7 @@ import { createSupabasePort, type SupabaseItems, supabaseDatabaseItems } from '.
 // of band by another role of the project (as an app's users would), so change capture must work for
 // writers other than Lockstep. PostgreSQL cannot be made to answer 429 or 5xx: those tests skip.
 runConformanceSuite('Supabase', async () => {
-  const dbName = `conf_supa_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const adminUrl = new URL(inject('adminDatabaseUrl'));
-  adminUrl.pathname = `/${dbName}`;
+  const adminUrl = new URL(await createTestDatabase('conf_supa'));
 
   const ref = `conf${randomBytes(8).toString('hex')}`;
   const sim = await startSupabaseSimulator({
