@@ -41,7 +41,6 @@ const postgresql = (allowPrivate: boolean): ConnectorPort => ({
   releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(secrets)),
   // A logical decoding slot left behind would keep WAL on the user's server until its disk fills.
   onConnectionDeleted: async (secrets) => {
-    if (secrets.changeCapture !== 'logical') return { leftBehind: null };
     try {
       await guarded(() => postgresqlPort.releaseChangeCapture(secrets));
       return { leftBehind: null };

@@ -1,4 +1,4 @@
-import type { ConnectorType } from '@lockstep/contract';
+import { ConnectorType } from '@lockstep/contract';
 import type { PgBoss } from 'pg-boss';
 import type { AppContext } from '../http/context';
 
@@ -11,9 +11,13 @@ export const RELEASE_IDLE_CHANGE_CAPTURE = 'release-idle-change-capture';
  * tables once. Answers the connections released.
  */
 export async function releaseIdleChangeCapture(ctx: AppContext): Promise<string[]> {
+  // Only the connectors that hold something (today PostgreSQL): the others' secrets stay sealed.
+  const types = ConnectorType.options.filter((t) => ctx.connectors.get(t)?.releaseChangeCapture);
+  if (types.length === 0) return [];
   const rows = await ctx.db
     .selectFrom('external_connection as c')
     .select(['c.id', 'c.type', 'c.secrets'])
+    .where('c.type', 'in', types)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(

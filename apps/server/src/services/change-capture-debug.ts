@@ -7,29 +7,29 @@ import { openSecrets } from './external-connections';
 
 export type Mechanism = 'postgres_trigger_notify' | 'postgres_logical_decoding' | 'polling';
 
+/** A base's connection as the debug routes use it: its type and opened items. */
+export type OpenedConnection = { type: string; items: Record<string, string> };
+
 /** The real-time mechanism a connection uses, as the sync runtime has it today. */
-export function realTimeMechanism(
-  ctx: AppContext,
-  type: string,
-  connection: { type: string; secrets: string } | undefined,
-): Mechanism {
+export function realTimeMechanism(type: string, connection: OpenedConnection | undefined): Mechanism {
   if (type !== 'postgresql' && type !== 'supabase') return 'polling';
-  const items = connection
-    ? openSecrets(ctx, connection as Parameters<typeof openSecrets>[1]).connectionItems
-    : {};
-  return type === 'postgresql' && items.changeCapture === 'logical'
+  return type === 'postgresql' && connection?.items.changeCapture === 'logical'
     ? 'postgres_logical_decoding'
     : 'postgres_trigger_notify';
 }
 
-/** The connection behind a base, for the debug routes (none for a base without one). */
-export async function baseConnection(ctx: AppContext, connectionId: string | null) {
+/** The connection behind a base, its secrets opened once (none for a base without one). */
+export async function baseConnection(
+  ctx: AppContext,
+  connectionId: string | null,
+): Promise<OpenedConnection | undefined> {
   if (!connectionId) return undefined;
-  return ctx.db
+  const row = await ctx.db
     .selectFrom('external_connection')
-    .select(['type', 'secrets'])
+    .selectAll()
     .where('id', '=', connectionId)
     .executeTakeFirst();
+  return row ? { type: row.type, items: openSecrets(ctx, row).connectionItems } : undefined;
 }
 
 /** Only these are LISTENed to by the worker's change listener; the others rely on the poll schedule. */
@@ -61,15 +61,11 @@ function databaseItems(type: ConnectorType, items: Record<string, string>): PgCo
 
 /** Reads the change-capture state (trigger table, triggers, listeners) from the app's database. */
 export async function readCaptureState(
-  ctx: AppContext,
-  connection: { type: string; secrets: string },
+  connection: OpenedConnection,
   tableRemoteIds: string[],
   sinceByTable: Map<string, string> = new Map(),
 ): Promise<CaptureState> {
-  const items = databaseItems(
-    connection.type as ConnectorType,
-    openSecrets(ctx, connection as Parameters<typeof openSecrets>[1]).connectionItems,
-  );
+  const items = databaseItems(connection.type as ConnectorType, connection.items);
   const client = new pg.Client({ ...poolConfig(items), connectionTimeoutMillis: 5_000 } as pg.ClientConfig);
   client.on('error', () => {});
   await client.connect();

@@ -1,5 +1,6 @@
 import { ConnectorError } from '@lockstep/connectors';
 import type { Db } from '../db/database';
+import { openOrCountIssue, resolveScopedIssues } from './scoped-issues';
 import { failedSideOf } from './table-problems';
 
 /**
@@ -21,49 +22,21 @@ export async function raiseOutageIssue(db: Db, coreBaseId: string, error: unknow
       ? error.userFacingMessage
       : 'Lockstep failed unexpectedly while running this sync.';
   const text = `${where ? `The ${where.side} app: ` : ''}${why} Lockstep keeps retrying with backoff; the sync resumes by itself once this clears.`;
-  const message = error instanceof Error ? error.message : String(error);
-  const open = await db
-    .selectFrom('sync_error')
-    .select('id')
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', 'in', ['open', 'retrying'])
-    .where((eb) => eb(eb.ref('details', '->>').key('scope'), '=', 'outage'))
-    .executeTakeFirst();
-  if (open) {
-    await db
-      .updateTable('sync_error')
-      .set((eb) => ({
-        message,
-        user_facing_message: text,
-        attempts: eb('attempts', '+', 1),
-        updated_at: new Date(),
-      }))
-      .where('id', '=', open.id)
-      .execute();
-    return;
-  }
-  await db
-    .insertInto('sync_error')
-    .values({
-      owner_id: base.owner_id,
-      core_base_id: coreBaseId,
-      external_connection_id: where?.connectionId ?? null,
+  await openOrCountIssue(
+    db,
+    { coreBaseId, scope: 'outage' },
+    {
+      ownerId: base.owner_id,
+      externalConnectionId: where?.connectionId ?? null,
       side: where?.side ?? null,
       code: error instanceof ConnectorError ? error.code : 'transient',
-      message,
-      user_facing_message: text,
-      details: JSON.stringify({ scope: 'outage' }),
-    })
-    .execute();
+      message: error instanceof Error ? error.message : String(error),
+      userFacingMessage: text,
+    },
+  );
 }
 
 /** A chunk ran through: the sync's outage issue (if any) is resolved. */
 export async function resolveOutageIssues(db: Db, coreBaseId: string) {
-  await db
-    .updateTable('sync_error')
-    .set({ status: 'resolved', updated_at: new Date() })
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', 'in', ['open', 'retrying'])
-    .where((eb) => eb(eb.ref('details', '->>').key('scope'), '=', 'outage'))
-    .execute();
+  await resolveScopedIssues(db, { coreBaseId, scope: 'outage' });
 }

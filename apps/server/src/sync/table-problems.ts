@@ -2,6 +2,7 @@ import { ConnectorError, type ReadPage, type TableConnector } from '@lockstep/co
 import type { Db } from '../db/database';
 import type { Side } from '../db/schema';
 import type { MappingPlan } from './load-sync-plan';
+import { openOrCountIssue, resolveScopedIssues } from './scoped-issues';
 
 /**
  * Problems of one table pair, not of one record: a table dropped, a mapped column renamed, a grant
@@ -81,57 +82,23 @@ export async function raiseTableIssue(
     (await db.selectFrom('external_table').select('name').where('id', '=', table.tableId).executeTakeFirst())
       ?.name ?? table.tableRemoteId;
   const text = `${name}: ${error.userFacingMessage}`;
-  const open = await db
-    .selectFrom('sync_error')
-    .select('id')
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', 'in', ['open', 'retrying'])
-    .where('code', '=', error.code)
-    .where('core_meta_record_id', 'is', null)
-    .where((eb) => eb(eb.ref('details', '->>').key('tableMappingId'), '=', m.tableMappingId))
-    .executeTakeFirst();
-  if (open) {
-    await db
-      .updateTable('sync_error')
-      .set((eb) => ({
-        message: error.message,
-        user_facing_message: text,
-        attempts: eb('attempts', '+', 1),
-        updated_at: new Date(),
-      }))
-      .where('id', '=', open.id)
-      .execute();
-  } else {
-    await db
-      .insertInto('sync_error')
-      .values({
-        owner_id: ownerId,
-        core_base_id: coreBaseId,
-        external_connection_id: where?.connectionId ?? null,
-        side,
-        remote_id: null,
-        code: error.code,
-        message: error.message,
-        user_facing_message: text,
-        details: JSON.stringify({
-          scope: 'table',
-          tableMappingId: m.tableMappingId,
-          table: table.tableRemoteId,
-        }),
-      })
-      .execute();
-  }
+  await openOrCountIssue(
+    db,
+    { coreBaseId, scope: 'table', tableMappingId: m.tableMappingId, code: error.code },
+    {
+      ownerId,
+      externalConnectionId: where?.connectionId ?? null,
+      side,
+      code: error.code,
+      message: error.message,
+      userFacingMessage: text,
+      details: { table: table.tableRemoteId },
+    },
+  );
   return text;
 }
 
 /** The pair synced again: its table issues are resolved. */
 export async function resolveTableIssues(db: Db, coreBaseId: string, tableMappingId: string) {
-  await db
-    .updateTable('sync_error')
-    .set({ status: 'resolved', updated_at: new Date() })
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', 'in', ['open', 'retrying'])
-    .where((eb) => eb(eb.ref('details', '->>').key('scope'), '=', 'table'))
-    .where((eb) => eb(eb.ref('details', '->>').key('tableMappingId'), '=', tableMappingId))
-    .execute();
+  await resolveScopedIssues(db, { coreBaseId, scope: 'table', tableMappingId });
 }

@@ -84,7 +84,7 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
         .orderBy('external_table.name')
         .execute();
       const connection = await baseConnection(ctx, base.external_connection_id);
-      const mechanism = realTimeMechanism(ctx, base.type, connection);
+      const mechanism = realTimeMechanism(base.type, connection);
       const cursors = new Map(tables.map((t) => [t.remote_id, cursorSince(t.cursor)]));
       let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
       let error: string | null = null;
@@ -93,7 +93,6 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
         for (const [remoteId, c] of cursors) if (c && /^\d+$/.test(c.since)) since.set(remoteId, c.since);
         try {
           state = await readCaptureState(
-            ctx,
             connection,
             tables.map((t) => t.remote_id),
             since,

@@ -64,13 +64,12 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         .orderBy('name')
         .execute();
       const connection = await baseConnection(ctx, base.external_connection_id);
-      const mechanism = realTimeMechanism(ctx, base.type, connection);
+      const mechanism = realTimeMechanism(base.type, connection);
       let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
       let error: string | null = null;
       if (mechanism !== 'polling' && connection) {
         try {
           state = await readCaptureState(
-            ctx,
             connection,
             tables.map((t) => t.remote_id),
           );
