@@ -10,7 +10,12 @@ import {
   supabaseAuthorizeUrl,
 } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
-import { ConnectionProblem, type ConnectorPort, type ConnectorRegistry } from './connector-port';
+import {
+  ConnectionProblem,
+  type ConnectorPort,
+  type ConnectorRegistry,
+  type PortCallContext,
+} from './connector-port';
 
 /** Connector errors become connection problems with the connector's user-facing text. */
 async function guarded<T>(call: () => Promise<T>): Promise<T> {
@@ -27,6 +32,33 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+type Save = PortCallContext['saveItems'];
+/** What every app port signed in to by OAuth or a token offers (renewed tokens saved via `save`). */
+type AppPort = {
+  check(secrets: Record<string, string>, save?: Save): ReturnType<ConnectorPort['check']>;
+  listBases(secrets: Record<string, string>, save?: Save): ReturnType<ConnectorPort['listBases']>;
+  discoverSchema(
+    secrets: Record<string, string>,
+    base: string,
+    save?: Save,
+  ): ReturnType<ConnectorPort['discoverSchema']>;
+  exchangeCode(
+    input: Parameters<NonNullable<ConnectorPort['exchangeOAuthCode']>>[0],
+  ): Promise<Record<string, string>>;
+};
+
+/** An app port's calls as the registry offers them: guarded, renewed tokens saved on the connection. */
+const appCalls = (port: AppPort) => ({
+  check: (secrets: Record<string, string>, context?: PortCallContext) =>
+    guarded(() => port.check(secrets, context?.saveItems)),
+  listBases: (secrets: Record<string, string>, context?: PortCallContext) =>
+    guarded(() => port.listBases(secrets, context?.saveItems)),
+  discoverSchema: (secrets: Record<string, string>, base: string, context?: PortCallContext) =>
+    guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
+  exchangeOAuthCode: (input: Parameters<AppPort['exchangeCode']>[0]) =>
+    guarded(() => port.exchangeCode(input)),
+});
 
 /** Outside local mode, a database on Lockstep's own machine or network is refused when it is checked. */
 const postgresql = (allowPrivate: boolean): ConnectorPort => ({
@@ -58,11 +90,7 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
   const port = createSupabasePort(settings);
   return {
     type: 'supabase',
-    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
-    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
-    discoverSchema: (secrets, base, context) =>
-      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
-    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+    ...appCalls(port),
     onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
     authorizeUrl: (input) => {
       if (!settings.clientId)
@@ -82,11 +110,7 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
     ensureWebhook: (secrets, baseId, url, known, context) =>
       guarded(() => port.ensureWebhook(secrets, baseId, url, known, context?.saveItems)),
     type: 'airtable',
-    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
-    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
-    discoverSchema: (secrets, base, context) =>
-      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
-    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
+    ...appCalls(port),
     authorizeUrl: (input) => {
       try {
         return port.authorizeUrl(input);
@@ -107,10 +131,7 @@ const notion = (settings: NotionSettings): ConnectorPort => {
   const port = createNotionPort(settings);
   return {
     type: 'notion',
-    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
-    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
-    discoverSchema: (secrets, base, context) =>
-      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
+    ...appCalls(port),
     // Notion's public integrations take no PKCE: the code challenge is not sent (the state is).
     authorizeUrl: (input) => {
       if (!settings.clientId)
@@ -120,7 +141,6 @@ const notion = (settings: NotionSettings): ConnectorPort => {
         );
       return port.authorizeUrl(input);
     },
-    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
   };
 };
 
@@ -132,10 +152,7 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
   const port = createGoogleSheetsPort(settings);
   return {
     type: 'google_sheets',
-    check: (secrets, context) => guarded(() => port.check(secrets, context?.saveItems)),
-    listBases: (secrets, context) => guarded(() => port.listBases(secrets, context?.saveItems)),
-    discoverSchema: (secrets, base, context) =>
-      guarded(() => port.discoverSchema(secrets, base, context?.saveItems)),
+    ...appCalls(port),
     authorizeUrl: (input) => {
       if (!settings.clientId)
         throw new ConnectionProblem(
@@ -144,7 +161,6 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
         );
       return port.authorizeUrl(input);
     },
-    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
   };
 };
 
