@@ -348,77 +348,23 @@ export function toCanonical(col: SheetColumn, raw: unknown, timeZone: string): C
   return typeof raw === 'string' ? raw.trim() || null : col.fieldType === 'boolean' ? false : String(raw);
 }
 
-/** A canonical value as USER_ENTERED input; text is prefixed with an apostrophe so Sheets keeps it as typed. */
-export function toCellInput(
-  col: SheetColumn,
-  value: CanonicalValue,
-  timeZone: string,
-): string | number | boolean {
-  if (value === null) return '';
-  const text = (s: string) => {
-    if (s.length > MAX_CELL_CHARS)
-      throw validationError(
-        `"${col.name}" holds ${s.length} characters; a cell takes at most ${MAX_CELL_CHARS}.`,
-      );
-    return s === '' ? '' : `'${s}`;
-  };
-  switch (col.fieldType) {
-    case 'number': {
-      const n = Number(value);
-      if (!Number.isFinite(n))
-        throw validationError(`"${col.name}" needs a number, got ${JSON.stringify(value)}.`);
-      return n;
-    }
-    case 'currency': {
-      const digits = col.currency?.digits ?? 2;
-      const minor =
-        typeof value === 'object' && !Array.isArray(value) && 'minor' in value
-          ? Number(value.minor)
-          : Number(value) * 10 ** digits;
-      if (!Number.isFinite(minor)) throw validationError(`"${col.name}" needs an amount.`);
-      return minor / 10 ** digits;
-    }
-    case 'boolean': {
-      const r = normalizeValue('boolean', value);
-      if (!r.ok) throw validationError(`"${col.name}" needs TRUE or FALSE.`);
-      return r.value as boolean;
-    }
-    case 'date': {
-      const r = normalizeValue('date', value);
-      if (!r.ok) throw validationError(`"${col.name}" needs a date, got ${JSON.stringify(value)}.`);
-      return r.value as string;
-    }
-    case 'datetime': {
-      const r = normalizeValue('datetime', value);
-      if (!r.ok || typeof r.value !== 'string') throw validationError(`"${col.name}" needs a date and time.`);
-      return wallTimeText(Date.parse(r.value), timeZone);
-    }
-    default:
-      if (Array.isArray(value))
-        return text(value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', '));
-      if (typeof value === 'object') return text(JSON.stringify('json' in value ? value.json : value));
-      return text(String(value));
-  }
-}
+/** How a cell value is spelled for one kind of write; numbers and booleans go as they are. */
+type CellEncoding<T> = {
+  empty: T;
+  text(s: string): T;
+  date(isoDate: string): T;
+  datetime(instantMs: number): T;
+};
 
-/**
- * A canonical value as a typed cell value for updateCells (an ExtendedValue) or a RAW append: Sheets
- * stores it as given, nothing is parsed (text that looks like a formula or a number stays text).
- * Dates and date-times are serial numbers (days since 1899-12-30, wall time in the spreadsheet's
- * zone); undefined leaves the cell empty.
- */
-export function toCellValue(
-  col: SheetColumn,
-  value: CanonicalValue,
-  timeZone: string,
-): string | number | boolean | undefined {
-  if (value === null) return undefined;
+/** A canonical value checked against its column and spelled with `enc` (the two writes below). */
+function encodeCell<T>(col: SheetColumn, value: CanonicalValue, enc: CellEncoding<T>): T | number | boolean {
+  if (value === null) return enc.empty;
   const text = (s: string) => {
     if (s.length > MAX_CELL_CHARS)
       throw validationError(
         `"${col.name}" holds ${s.length} characters; a cell takes at most ${MAX_CELL_CHARS}.`,
       );
-    return s === '' ? undefined : s;
+    return s === '' ? enc.empty : enc.text(s);
   };
   switch (col.fieldType) {
     case 'number': {
@@ -445,13 +391,12 @@ export function toCellValue(
       const r = normalizeValue('date', value);
       if (!r.ok || typeof r.value !== 'string')
         throw validationError(`"${col.name}" needs a date, got ${JSON.stringify(value)}.`);
-      return (Date.parse(`${r.value}T00:00:00Z`) - EPOCH) / DAY_MS;
+      return enc.date(r.value);
     }
     case 'datetime': {
       const r = normalizeValue('datetime', value);
       if (!r.ok || typeof r.value !== 'string') throw validationError(`"${col.name}" needs a date and time.`);
-      const instant = Date.parse(r.value);
-      return (instant + zoneOffset(timeZone, instant) - EPOCH) / DAY_MS;
+      return enc.datetime(Date.parse(r.value));
     }
     default:
       if (Array.isArray(value))
@@ -459,6 +404,39 @@ export function toCellValue(
       if (typeof value === 'object') return text(JSON.stringify('json' in value ? value.json : value));
       return text(String(value));
   }
+}
+
+/** A canonical value as USER_ENTERED input; text is prefixed with an apostrophe so Sheets keeps it as typed. */
+export function toCellInput(
+  col: SheetColumn,
+  value: CanonicalValue,
+  timeZone: string,
+): string | number | boolean {
+  return encodeCell<string>(col, value, {
+    empty: '',
+    text: (s) => `'${s}`,
+    date: (d) => d,
+    datetime: (instant) => wallTimeText(instant, timeZone),
+  });
+}
+
+/**
+ * A canonical value as a typed cell value for updateCells (an ExtendedValue) or a RAW append: Sheets
+ * stores it as given, nothing is parsed (text that looks like a formula or a number stays text).
+ * Dates and date-times are serial numbers (days since 1899-12-30, wall time in the spreadsheet's
+ * zone); undefined leaves the cell empty.
+ */
+export function toCellValue(
+  col: SheetColumn,
+  value: CanonicalValue,
+  timeZone: string,
+): string | number | boolean | undefined {
+  return encodeCell<string | number | undefined>(col, value, {
+    empty: undefined,
+    text: (s) => s,
+    date: (d) => (Date.parse(`${d}T00:00:00Z`) - EPOCH) / DAY_MS,
+    datetime: (instant) => (instant + zoneOffset(timeZone, instant) - EPOCH) / DAY_MS,
+  });
 }
 
 /** What UNFORMATTED_VALUE shows for an error's ErrorType. */
