@@ -71,3 +71,16 @@ export async function signUp(app: FastifyInstance, email: string, name = 'Test U
   const userId = (res.json() as { user: { id: string } }).user.id;
   return { token, cookie, userId, auth: { authorization: `Bearer ${token}` } };
 }
+
+/** A fetch that delivers into the app in process (a simulator's webhook pings; no port to listen on). */
+export function injectAsFetch(app: FastifyInstance): typeof fetch {
+  return async (input, init) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: new URL(String(input)).pathname,
+      headers: init?.headers as Record<string, string>,
+      payload: String(init?.body ?? ''),
+    });
+    return new Response(res.body, { status: res.statusCode });
+  };
+}

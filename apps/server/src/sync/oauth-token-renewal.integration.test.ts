@@ -6,6 +6,7 @@ import {
   startNotionSimulator,
 } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Api, apiAs } from '../../test/pg-pair';
 import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { openSecrets } from '../services/external-connections';
@@ -18,23 +19,14 @@ let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sheets: GoogleSheetsSimulator;
 let notion: NotionSimulator;
-const json = { 'content-type': 'application/json' };
 const notionClient = { clientId: 'lockstep-notion-renewal', clientSecret: 'secret_notion_renewal' };
 const googleClient = {
   clientId: 'lockstep-renewal.apps.googleusercontent.com',
   clientSecret: 'GOCSPX-renewal',
 };
 
-async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
+/** REST calls as the signed-in user (set in beforeAll). */
+const api: Api = (method, url, payload) => apiAs(t.app, user.auth)(method, url, payload);
 
 /** Signs in to an app the way the web app's popup does, through the simulator's consent screen. */
 async function signIn(type: 'notion' | 'google_sheets'): Promise<{ id: string }> {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Api, apiAs } from '../../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 import { openSecrets } from '../../services/external-connections';
 
@@ -8,7 +9,6 @@ import { openSecrets } from '../../services/external-connections';
 let t: TestApp;
 let ada: Awaited<ReturnType<typeof signUp>>;
 let bob: Awaited<ReturnType<typeof signUp>>;
-const json = { 'content-type': 'application/json' };
 
 beforeAll(async () => {
   t = await createTestApp({
@@ -23,16 +23,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-async function api(user: typeof ada, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
+/** REST calls as one of the two users. */
+const api = (user: typeof ada, ...call: Parameters<Api>) => apiAs(t.app, user.auth)(...call);
 
 async function stored(connectionId: string) {
   const row = await t.ctx.db

@@ -1,7 +1,8 @@
 import { type NotionSimulator, startNotionSimulator } from '@lockstep/simulators';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
+import { type Api, apiAs } from '../../../test/pg-pair';
+import { createTestApp, injectAsFetch, signUp, type TestApp } from '../../../test/test-app';
 
 // Notion's webhooks for a connection, delivered by the simulator (subscription handshake, signed
 // events) to the real route: a change to a synced data source queues a run of its sync at once; a
@@ -12,27 +13,10 @@ let user: Awaited<ReturnType<typeof signUp>>;
 const json = { 'content-type': 'application/json' };
 
 // The simulator's deliveries go straight into the app (no port to listen on in tests).
-const deliver: typeof fetch = async (input, init) => {
-  const url = new URL(String(input));
-  const res = await t.app.inject({
-    method: 'POST',
-    url: url.pathname,
-    headers: init?.headers as Record<string, string>,
-    payload: String(init?.body ?? ''),
-  });
-  return new Response(res.body, { status: res.statusCode });
-};
+const deliver: typeof fetch = (input, init) => injectAsFetch(t.app)(input, init);
 
-const api = async (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-};
+/** REST calls as the signed-in user (set in beforeAll). */
+const api: Api = (method, url, payload) => apiAs(t.app, user.auth)(method, url, payload);
 
 /** Runs of the sync the queue holds, by trigger. */
 async function queuedRuns(coreBaseId: string, trigger: string) {
