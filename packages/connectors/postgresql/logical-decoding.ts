@@ -41,9 +41,16 @@ export async function emitOwnWriteMark(client: Client) {
   await client.query(`select pg_logical_emit_message(true, '${OWN_WRITE_PREFIX}', 'lockstep')`);
 }
 
+/** The slot's name per connection (a pooled or listening connection asks every tick otherwise). */
+const slotNames = new WeakMap<Client, string>();
+
 async function slotName(client: Client): Promise<string> {
+  const known = slotNames.get(client);
+  if (known) return known;
   const r = await client.query(`select oid::text as oid from pg_database where datname = current_database()`);
-  return `lockstep_${r.rows[0].oid}`;
+  const name = `lockstep_${r.rows[0].oid}`;
+  slotNames.set(client, name);
+  return name;
 }
 
 /** Refuses, with what to do, a server or a user that cannot decode. Also run when a connection is made. */
