@@ -56,10 +56,21 @@ export async function installChangeCapture(client: pg.PoolClient, table: string,
 /** The `lockstep` schema's change table and applied writes (both captures use them); in the caller's transaction. */
 async function createChangeTables(client: pg.ClientBase) {
   await client.query('create schema if not exists lockstep');
+  // `xid`: the writing transaction (the triggers run in it, so the default is right). Readers order
+  // by (xid, id) and stop below the oldest transaction still running: ids are handed out in
+  // statement order, not commit order, so reading by id alone skipped a change that committed late.
   await client.query(`create table if not exists lockstep.changes (
     id bigserial primary key, table_name text not null, pk text not null, op char(1) not null,
-    origin text, changed_at timestamptz not null default now())`);
+    origin text, changed_at timestamptz not null default now(),
+    xid xid8 not null default pg_current_xact_id())`);
+  // Installs made before commit-order reads: their rows take the upgrading transaction's id.
+  await client.query(
+    'alter table lockstep.changes add column if not exists xid xid8 not null default pg_current_xact_id()',
+  );
   await client.query('create index if not exists changes_table_idx on lockstep.changes (table_name, id)');
+  await client.query(
+    'create index if not exists changes_commit_order_idx on lockstep.changes (table_name, xid, id)',
+  );
   await client.query(`create table if not exists lockstep.applied_writes (
     idempotency_key text primary key, table_name text not null, pk text not null, applied_at timestamptz not null default now())`);
   await client.query(
@@ -114,8 +125,10 @@ export async function pruneChangeLog(
         `with gone as (
            delete from lockstep.changes where id in (
              select id from lockstep.changes where changed_at < now() - $1::interval order by id limit $2)
-           returning id)
-         select count(*)::int as n, max(id)::text as last from gone`,
+           returning id, xid)
+         select count(*)::int as n, max(id)::text as last,
+                (select xid::text || ':' || id::text from gone order by xid desc, id desc limit 1) as last_pos
+           from gone`,
         [CHANGE_RETENTION, batch],
       );
       changes = gone.rows[0]?.n ?? 0;
@@ -126,6 +139,17 @@ export async function pruneChangeLog(
                set value = greatest(lockstep.capture_state.value::bigint, excluded.value::bigint)::text`,
           [gone.rows[0].last],
         );
+      // In commit order too: the highest (transaction, id) pruned, as `xid:id`.
+      if (gone.rows[0]?.last_pos) {
+        const was = await prunedPosition(client);
+        const [xid, id] = (gone.rows[0].last_pos as string).split(':').map(BigInt) as [bigint, bigint];
+        if (!was || xid > was.xid || (xid === was.xid && id > was.id))
+          await client.query(
+            `insert into lockstep.capture_state (name, value) values ('pruned_through_pos', $1)
+               on conflict (name) do update set value = excluded.value`,
+            [gone.rows[0].last_pos],
+          );
+      }
     }
     const applied = await client.query(
       `with gone as (
@@ -156,6 +180,20 @@ export async function prunedThrough(client: pg.ClientBase): Promise<bigint> {
   return BigInt((r.rows[0]?.value as string | undefined) ?? 0);
 }
 
+/** The highest (transaction, change id) pruned, null if none: a cursor below it may have missed changes. */
+export async function prunedPosition(client: pg.ClientBase): Promise<{ xid: bigint; id: bigint } | null> {
+  const r = await client
+    .query(`select value from lockstep.capture_state where name = 'pruned_through_pos'`)
+    .catch((error: { code?: string }) => {
+      if (error.code === '42P01') return { rows: [] };
+      throw error;
+    });
+  const value = r.rows[0]?.value as string | undefined;
+  if (!value) return null;
+  const [xid, id] = value.split(':').map(BigInt) as [bigint, bigint];
+  return { xid, id };
+}
+
 /** The change tables on their own (logical decoding fills them without triggers). */
 export async function ensureChangeTables(client: pg.ClientBase) {
   await client.query('begin');
@@ -174,4 +212,21 @@ const quoteLiteral = (s: string) => `'${s.replaceAll("'", "''")}'`;
 export async function latestChangeId(client: pg.ClientBase | pg.Pool): Promise<string> {
   const r = await client.query('select coalesce(max(id), 0)::text as id from lockstep.changes');
   return String(r.rows[0]?.id ?? '0');
+}
+
+/**
+ * The oldest transaction still running (`pg_snapshot_xmin`): every change of a transaction below it
+ * has committed or rolled back, and every transaction yet to commit has an id at or above it.
+ */
+export async function changeHorizon(client: pg.ClientBase): Promise<string> {
+  const r = await client.query('select pg_snapshot_xmin(pg_current_snapshot())::text as x');
+  return String(r.rows[0].x);
+}
+
+/** Change tables made before commit-order reads get their `xid` column (once per database). */
+export async function hasCommitOrder(client: pg.ClientBase): Promise<boolean> {
+  const r = await client.query(
+    `select 1 from pg_attribute where attrelid = 'lockstep.changes'::regclass and attname = 'xid' and not attisdropped`,
+  );
+  return (r.rowCount ?? 0) > 0;
 }

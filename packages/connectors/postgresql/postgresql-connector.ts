@@ -5,7 +5,24 @@ import type { CanonicalValue, RecordData } from '@lockstep/engine';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
-import { installChangeCapture, latestChangeId, pruneChangeLog, prunedThrough } from './change-capture';
+import {
+  changeHorizon,
+  ensureChangeTables,
+  hasCommitOrder,
+  installChangeCapture,
+  pruneChangeLog,
+  prunedPosition,
+  prunedThrough,
+} from './change-capture';
+
+/** Changes after the position (`xid`, `since`) were pruned. */
+async function prunedPast(client: pg.PoolClient, xid: string, since: string): Promise<boolean> {
+  const pruned = await prunedPosition(client);
+  if (!pruned) return false;
+  const at = { xid: BigInt(xid), id: BigInt(since) };
+  return pruned.xid > at.xid || (pruned.xid === at.xid && pruned.id > at.id);
+}
+
 import { mapPgError, type PgConnectionItems, poolConfig, qualified, quoteIdent } from './connection';
 import {
   changeTableName,
@@ -17,9 +34,13 @@ import {
 import { discoverTables, type PgTable } from './schema';
 
 /** `capture`: the logical-decoding epoch the cursor was made under (absent with triggers). */
+/**
+ * `xid`/`since`: the position in the change log, in commit order (transaction, then change id);
+ * cursors made before commit-order reads hold `since` alone.
+ */
 type Cursor =
-  | { mode: 'scan'; after: string | null; since: string; capture?: string }
-  | { mode: 'changes'; since: string; capture?: string };
+  | { mode: 'scan'; after: string | null; since: string; xid?: string; capture?: string }
+  | { mode: 'changes'; since: string; xid?: string; capture?: string };
 const encode = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 const decode = (s: string): Cursor => JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
 
@@ -87,6 +108,22 @@ function pgText(v: unknown): string {
   return String(v);
 }
 
+/**
+ * Where a cursor of an older version (a change id only) goes on in commit order: from the oldest
+ * transaction among the changes after that id, or from the horizon if none is there yet.
+ */
+async function positionOfLegacyCursor(client: pg.PoolClient, table: string, since: string) {
+  const r = await client.query(
+    `select least(
+       (select min(xid) from lockstep.changes where table_name = $1 and id > $2::bigint),
+       pg_snapshot_xmin(pg_current_snapshot()))::text as xid,
+       exists (select 1 from lockstep.changes where table_name = $1 and id > $2::bigint) as found`,
+    [changeTableName(table), since],
+  );
+  const row = r.rows[0] as { xid: string; found: boolean };
+  return { xid: row.xid, since: row.found ? since : '0' };
+}
+
 /** Bind parameters per statement stay under PostgreSQL's limit of 65,535. */
 const MAX_PARAMS = 60_000;
 
@@ -117,6 +154,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   pool.on('error', () => {});
   const logical = items.changeCapture === 'logical';
   let lastPruned = 0;
+  /** The database's change table has its `xid` column (checked once per connector). */
+  let commitOrderReady = false;
   const described = new Map<string, PgTable>();
   const typed = new Map<string, Map<string, string>>();
   async function typesOf(client: pg.PoolClient, table: string) {
@@ -176,14 +215,34 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           if (cursor) {
             const capture = logical ? ((await currentEpoch(client)) ?? undefined) : undefined;
             if (cursor.capture !== capture) cursor = null;
-            // Changes after the cursor were pruned (a reader away longer than the retention).
-            else if ((await prunedThrough(client)) > BigInt(cursor.since)) cursor = null;
+            else {
+              if (!commitOrderReady) {
+                if (!(await hasCommitOrder(client))) await ensureChangeTables(client);
+                commitOrderReady = true;
+              }
+              // Changes after the cursor were pruned (a reader away longer than the retention).
+              if (
+                cursor.xid === undefined
+                  ? (await prunedThrough(client)) > BigInt(cursor.since)
+                  : await prunedPast(client, cursor.xid, cursor.since)
+              )
+                cursor = null;
+            }
           }
           if (cursor === null) {
             let epoch: string | undefined;
             if (logical) epoch = await registerLogicalCapture(client, table, pk);
             else await installChangeCapture(client, table, pk);
-            cursor = { mode: 'scan', after: null, since: await latestChangeId(client), capture: epoch };
+            commitOrderReady = true;
+            // Every transaction below the horizon committed before the scan starts, so the scan sees
+            // its rows; changes of the others are read after the scan (some twice, which is harmless).
+            cursor = {
+              mode: 'scan',
+              after: null,
+              since: '0',
+              xid: await changeHorizon(client),
+              capture: epoch,
+            };
           }
 
           if (cursor.mode === 'scan') {
@@ -199,6 +258,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             const hasMore = rows.length > pageSize;
             const page = rows.slice(0, pageSize);
             const last = page.at(-1);
+            const { since, xid, capture } = cursor;
             return {
               records: page.map((r) => toRecord(r, pk, relations)),
               deletedIds: [],
@@ -207,21 +267,33 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               scanComplete: cursor.after === null && !hasMore,
               nextCursor: encode(
                 hasMore && last
-                  ? { mode: 'scan', after: String(last[pk]), since: cursor.since, capture: cursor.capture }
-                  : { mode: 'changes', since: cursor.since, capture: cursor.capture },
+                  ? { mode: 'scan', after: String(last[pk]), since, xid, capture }
+                  : { mode: 'changes', since, xid, capture },
               ),
             };
           }
 
-          const changes = (
+          // A cursor of an older version holds a change id only: it goes on from the oldest
+          // transaction of the changes after that id (the horizon if none).
+          const position =
+            cursor.xid === undefined ? await positionOfLegacyCursor(client, table, cursor.since) : cursor;
+          // In commit order: (transaction, id) after the cursor, and only transactions below the
+          // horizon (all finished). A change committed late has a lower transaction id than the ones
+          // read before it but is still above the cursor's, because the cursor never passes the horizon.
+          const found = (
             await client.query(
-              // Ordered by the bigint column (c.id), not by the text alias `id`: ordered as text, a
-              // page past id 9 skipped changes (the cursor is compared as a number).
-              `select c.id::text as id, c.pk, c.op, coalesce(c.origin = 'lockstep', false) as own
-                 from lockstep.changes c where c.table_name = $1 and c.id > $2 order by c.id limit $3`,
-              [changeTableName(table), cursor.since, pageSize],
+              // Ordered by the bigint column (c.id), not by the text alias `id`.
+              `with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
+               select c.id::text as id, c.xid::text as xid, c.pk, c.op,
+                      coalesce(c.origin = 'lockstep', false) as own, c.xid < h.x as ready
+                 from lockstep.changes c, h
+                where c.table_name = $1 and (c.xid, c.id) > ($2::xid8, $3::bigint)
+                order by c.xid, c.id limit $4`,
+              [changeTableName(table), position.xid, position.since, pageSize + 1],
             )
-          ).rows as { id: string; pk: string; op: string; own: boolean }[];
+          ).rows as { id: string; xid: string; pk: string; op: string; own: boolean; ready: boolean }[];
+          const ready = found.filter((c) => c.ready);
+          const changes = ready.slice(0, pageSize);
           // Lockstep's own writes are skipped (the cursor still moves past them): their post-images
           // are already the shadows, so reading them back would only find echoes. A user's edit of
           // the same row has a change of its own and is read.
@@ -237,14 +309,19 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               ).rows
             : [];
           const present = new Set(rows.map((r) => String(r[pk])));
+          const last = changes.at(-1);
           return {
             records: rows.map((r) => toRecord(r, pk, relations)),
             deletedIds: pks.filter((p) => !present.has(p)),
-            hasMore: changes.length === pageSize,
+            hasMore: ready.length > pageSize,
             scanComplete: false,
+            // Committed changes wait behind a transaction still running: read again soon (its end
+            // may NOTIFY nothing, e.g. a transaction in another database of the same server).
+            waiting: found.length > ready.length,
             nextCursor: encode({
               mode: 'changes',
-              since: changes.at(-1)?.id ?? cursor.since,
+              since: last?.id ?? position.since,
+              xid: last?.xid ?? position.xid,
               capture: cursor.capture,
             }),
           };

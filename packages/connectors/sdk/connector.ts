@@ -43,6 +43,11 @@ export type ReadPage = {
   nextCursor: string;
   hasMore: boolean;
   scanComplete: boolean;
+  /**
+   * Changes exist that cannot be read yet without breaking commit order (they wait behind a
+   * transaction still running): the runtime reads again shortly, even if nothing wakes it.
+   */
+  waiting?: boolean;
 };
 
 export type WriteRequest =

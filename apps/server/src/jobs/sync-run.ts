@@ -13,8 +13,11 @@ export type SyncRunner = {
     coreBaseId: string;
     syncLogId: string;
     trigger: string;
-  }): Promise<{ result: ChunkResult; error?: string }>;
+  }): Promise<{ result: ChunkResult; error?: string; recheckSoon?: boolean }>;
 };
+
+/** How soon a run reads again when committed changes wait behind a running transaction. */
+const RECHECK_SECONDS = 1;
 
 /** Priorities: a verified webhook or a user's "sync now" jumps ahead of the poll schedule. */
 export const PRIORITY = { schedule: 0, webhook: 10, user: 20 } as const;
@@ -74,7 +77,7 @@ export async function handleSyncRun(
       .values({ owner_id: base.owner_id, core_base_id: base.id, trigger: data.trigger, counts: '{}' })
       .returning('id')
       .executeTakeFirstOrThrow());
-  const { result, error } = await runner.runChunk({
+  const { result, error, recheckSoon } = await runner.runChunk({
     coreBaseId: base.id,
     syncLogId: log.id,
     trigger: data.trigger,
@@ -97,6 +100,12 @@ export async function handleSyncRun(
     .execute();
   if (result === 'done')
     await db.updateTable('core_base').set({ last_sync_time: now }).where('id', '=', base.id).execute();
+  // Nothing may wake us when the transaction holding them back ends (it may write elsewhere).
+  if (recheckSoon)
+    await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: 'recheck' } satisfies SyncRunData, {
+      singletonKey: base.id,
+      startAfter: RECHECK_SECONDS,
+    });
   return result;
 }
 

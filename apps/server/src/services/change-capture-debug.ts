@@ -63,7 +63,7 @@ function databaseItems(type: ConnectorType, items: Record<string, string>): PgCo
 export async function readCaptureState(
   connection: OpenedConnection,
   tableRemoteIds: string[],
-  sinceByTable: Map<string, string> = new Map(),
+  sinceByTable: Map<string, { since: string; xid?: string }> = new Map(),
 ): Promise<CaptureState> {
   const items = databaseItems(connection.type as ConnectorType, connection.items);
   const client = new pg.Client({ ...poolConfig(items), connectionTimeoutMillis: 5_000 } as pg.ClientConfig);
@@ -97,10 +97,13 @@ export async function readCaptureState(
         [tableRemoteIds],
       );
       for (const r of rows.rows) perTable.set(r.table_name, { id: r.id, at: r.at });
-      for (const [remoteId, since] of sinceByTable) {
+      for (const [remoteId, { since, xid }] of sinceByTable) {
+        // In commit order, as the reader goes (see the PostgreSQL connector's read).
         const n = await client.query<{ n: number }>(
-          'select count(*)::int as n from lockstep.changes where table_name = $1 and id > $2::bigint',
-          [remoteId, since],
+          xid === undefined
+            ? 'select count(*)::int as n from lockstep.changes where table_name = $1 and id > $2::bigint'
+            : 'select count(*)::int as n from lockstep.changes where table_name = $1 and (xid, id) > ($3::xid8, $2::bigint)',
+          xid === undefined ? [remoteId, since] : [remoteId, since, xid],
         );
         pending.set(remoteId, n.rows[0]?.n ?? 0);
       }
@@ -147,15 +150,16 @@ export async function readCaptureState(
 }
 
 /** How many changes wait after a PostgreSQL cursor (`{mode, since}`, base64url JSON); null if unreadable. */
-export function cursorSince(cursor: string | null): { mode: string; since: string } | null {
+export function cursorSince(cursor: string | null): { mode: string; since: string; xid?: string } | null {
   if (!cursor) return null;
   try {
     const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
       mode?: string;
       since?: string;
+      xid?: string;
     };
     return typeof c.since === 'string' && typeof c.mode === 'string'
-      ? { mode: c.mode, since: c.since }
+      ? { mode: c.mode, since: c.since, ...(typeof c.xid === 'string' ? { xid: c.xid } : {}) }
       : null;
   } catch {
     return null;

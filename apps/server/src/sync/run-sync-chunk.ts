@@ -13,7 +13,7 @@ import {
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Side } from '../db/schema';
-import type { ChunkResult, SyncRunner } from '../jobs/sync-run';
+import type { SyncRunner } from '../jobs/sync-run';
 import { connectionItemsSaver } from '../services/external-connections';
 import type { SecretBox } from '../services/secret-box';
 import { firstSyncStep } from './first-sync';
@@ -90,18 +90,22 @@ const toLink = (r: LinkRow): Link => ({
  */
 export function createSyncRunner(deps: Deps): SyncRunner {
   return {
-    async runChunk({ coreBaseId, syncLogId }): Promise<{ result: ChunkResult; error?: string }> {
+    async runChunk({ coreBaseId, syncLogId }) {
       const plan = await loadSyncPlan(deps.db, coreBaseId);
       if (!plan) return { result: 'done' };
       const counts: Counts = {};
       let more = false;
+      // A side whose committed changes wait behind a running transaction: read again shortly.
+      const waiting = { any: false };
       // Linked tables first, so most relations find their partner in the same run.
       const targets = relationTargets(plan.mappings);
       const problems: string[] = [];
       try {
         for (const m of orderByLinks(plan.mappings)) {
           try {
-            more = (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts, targets)) || more;
+            more =
+              (await runMapping(deps, plan.ownerId, coreBaseId, syncLogId, m, counts, targets, waiting)) ||
+              more;
             await resolveTableIssues(deps.db, coreBaseId, m.tableMappingId);
           } catch (error) {
             // A problem of this table pair (a table or column gone, a grant revoked): one issue, and
@@ -137,7 +141,10 @@ export function createSyncRunner(deps: Deps): SyncRunner {
         await addCounts(deps.db, syncLogId, counts);
       }
       if (more) return { result: 'more_work' };
-      return problems.length ? { result: 'failed', error: problems.join(' ') } : { result: 'done' };
+      const recheckSoon = waiting.any || undefined;
+      return problems.length
+        ? { result: 'failed', error: problems.join(' '), recheckSoon }
+        : { result: 'done', recheckSoon };
     },
   };
 }
@@ -239,6 +246,7 @@ async function runMapping(
   m: MappingPlan,
   counts: Counts,
   targets: Map<string, string>,
+  waiting: { any: boolean },
 ): Promise<boolean> {
   const { db } = deps;
   const [left, right] = await Promise.all([
@@ -371,6 +379,7 @@ async function runMapping(
       )
       .execute();
   }
+  if (pageL.waiting || pageR.waiting) waiting.any = true;
   if (retrying) {
     // Whatever is still failing was reopened above as a fresh issue; the retried ones are done.
     await db

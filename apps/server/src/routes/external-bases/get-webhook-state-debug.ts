@@ -89,8 +89,10 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
       let state: Awaited<ReturnType<typeof readCaptureState>> | null = null;
       let error: string | null = null;
       if (mechanism !== 'polling' && connection) {
-        const since = new Map<string, string>();
-        for (const [remoteId, c] of cursors) if (c && /^\d+$/.test(c.since)) since.set(remoteId, c.since);
+        const since = new Map<string, { since: string; xid?: string }>();
+        for (const [remoteId, c] of cursors)
+          if (c && /^\d+$/.test(c.since) && (c.xid === undefined || /^\d+$/.test(c.xid)))
+            since.set(remoteId, { since: c.since, xid: c.xid });
         try {
           state = await readCaptureState(
             connection,
