@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { CanonicalValue, RecordData } from '@lockstep/engine';
+import { type CanonicalValue, normalizeValue, type RecordData, valuesEqual } from '@lockstep/engine';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
@@ -340,6 +340,22 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       let types: Map<string, string>;
       try {
         t = await describe(table);
+        // A field the cached description does not know: the table changed (a column renamed back,
+        // say). Described again; a field still unknown fails the call rather than being dropped
+        // from the write in silence (the shadow would then record a value the row never got).
+        const unknownIn = (d: PgTable) => {
+          const known = new Set(d.fields.map((f) => f.remoteId));
+          return requests
+            .flatMap((r) => (r.kind === 'delete' ? [] : Object.keys(r.fields)))
+            .find((c) => !known.has(c));
+        };
+        if (unknownIn(t) !== undefined) {
+          forget(table);
+          t = await describe(table);
+          const missing = unknownIn(t);
+          if (missing !== undefined)
+            throw mapPgError({ code: '42703', message: `column "${missing}" of ${table} does not exist` });
+        }
         client = await pool.connect();
       } catch (error) {
         throw error instanceof Error && error.name === 'ConnectorError' ? error : mapPgError(error);
@@ -350,7 +366,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       const param = (r: Extract<WriteRequest, { kind: 'create' | 'update' }>, c: string) =>
         relations.has(c) ? relationParam(r.fields[c] ?? null) : toParam(r.fields[c] ?? null);
       const results: WriteResult[] = new Array(requests.length);
-      const failed = (error: unknown): WriteResult => {
+      const failed = (error: unknown): Extract<WriteResult, { ok: false }> => {
         const e = mapPgError(error);
         return {
           ok: false,
@@ -426,6 +442,89 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           // The table or a column is gone: every item would fail alike, so the whole call does.
           if (isSchemaGone(error)) throw error;
           results[i] = failed(error);
+          // A create that collides with a row holding the same unique value (the same new key
+          // inserted on both sides): say which row, so the runtime links the two instead.
+          if (r.kind === 'create' && (error as { code?: string }).code === '23505') {
+            const existing = await collidingRow(r, (error as { constraint?: string }).constraint);
+            if (existing)
+              results[i] = {
+                ...failed(error),
+                existingId: String(existing[pk]),
+                current: toRecord(existing, pk, relations),
+              };
+          }
+        }
+      }
+
+      /** The row that holds the unique values a create was refused for (by the index it broke). */
+      async function collidingRow(
+        r: Extract<WriteRequest, { kind: 'create' }>,
+        constraint: string | undefined,
+      ): Promise<Record<string, unknown> | undefined> {
+        if (!constraint) return undefined;
+        const cols = (
+          await client.query(
+            `select a.attname as name from pg_index x
+               join pg_class i on i.oid = x.indexrelid
+               join pg_attribute a on a.attrelid = x.indrelid and a.attnum = any(x.indkey)
+              where i.relname = $1 and x.indrelid = $2::regclass and x.indisunique`,
+            [constraint, qualified(table)],
+          )
+        ).rows.map((row: { name: string }) => row.name);
+        if (cols.length === 0 || cols.some((c) => !(c in r.fields))) return undefined;
+        const found = await client.query(
+          `select * from ${qualified(table)} where ${cols.map((c, k) => `${quoteIdent(c)} = $${k + 1}::${types.get(c) ?? 'text'}`).join(' and ')} limit 1`,
+          cols.map((c) => param(r, c)),
+        );
+        return found.rows[0];
+      }
+
+      /**
+       * Compare-and-set: an update lands only if the row still holds, in the fields it writes, what
+       * Lockstep last read (normalised as the engine compares). The rows are locked until commit, so
+       * nothing changes between the check and the write; a changed or vanished row is answered with
+       * `version_conflict` and what it holds now, and the runtime reconciles again.
+       */
+      async function checkExpected() {
+        const guarded = requests.flatMap((r, i) =>
+          r.kind === 'update' && r.expected && Object.keys(r.expected).length > 0 && !results[i] ? [i] : [],
+        );
+        if (guarded.length === 0) return;
+        const ids = [
+          ...new Set(guarded.map((i) => (requests[i] as Extract<WriteRequest, { kind: 'update' }>).remoteId)),
+        ].sort();
+        const rows = (
+          await client.query(
+            `select * from ${qualified(table)} where ${quoteIdent(pk)} = any($1::${types.get(pk)}[])
+              order by ${quoteIdent(pk)} for update`,
+            [ids],
+          )
+        ).rows as Record<string, unknown>[];
+        const byId = new Map(rows.map((row) => [String(row[pk]), row]));
+        const specs = new Map(t.fields.map((f) => [f.remoteId, f]));
+        for (const i of guarded) {
+          const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+          const row = byId.get(r.remoteId);
+          const current = row ? toRecord(row, pk, relations) : null;
+          const changed = current
+            ? Object.entries(r.expected ?? {}).flatMap(([f, want]) => {
+                const spec = specs.get(f);
+                if (!spec) return [];
+                const now = normalizeValue(spec.fieldType, current.fields[f] ?? null, spec.options);
+                return now.ok && valuesEqual(now.value, want) ? [] : [f];
+              })
+            : [];
+          if (current && changed.length === 0) continue;
+          const what = current ? `changed in ${changed.join(', ')}` : 'was deleted';
+          results[i] = {
+            ok: false,
+            error: {
+              code: 'version_conflict',
+              message: `row ${r.remoteId} ${what} since it was read`,
+              userFacingMessage: `The row ${what} while Lockstep was writing it; it is compared again.`,
+            },
+            current,
+          };
         }
       }
 
@@ -588,6 +687,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             if (at !== undefined) results[i] = done(at, byPk.get(at));
           }
         }
+
+        await checkExpected();
 
         // Group the rest by kind and column set; an id or key seen twice goes alone, in order.
         const groups = new Map<string, number[]>();

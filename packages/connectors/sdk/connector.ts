@@ -52,13 +52,31 @@ export type ReadPage = {
 
 export type WriteRequest =
   | { kind: 'create'; fields: Record<string, CanonicalValue>; idempotencyKey: string }
-  | { kind: 'update'; remoteId: string; fields: Record<string, CanonicalValue>; idempotencyKey: string }
+  | {
+      kind: 'update';
+      remoteId: string;
+      fields: Record<string, CanonicalValue>;
+      idempotencyKey: string;
+      /**
+       * Canonical values the record must still hold in these fields for the write to land (what
+       * Lockstep last read). A connector that can compare-and-set refuses a changed record with
+       * `version_conflict` and its `current` state; one that cannot ignores this.
+       */
+      expected?: Record<string, CanonicalValue>;
+    }
   | { kind: 'delete'; remoteId: string; idempotencyKey: string };
 
 /** Per item: the app's post-image (what it stored) on success, or an error for that item only. */
 export type WriteResult =
   | { ok: true; remoteId: string; postImage: RecordData | null }
-  | { ok: false; error: { code: ConnectorErrorCode; message: string; userFacingMessage: string } };
+  | {
+      ok: false;
+      error: { code: ConnectorErrorCode; message: string; userFacingMessage: string };
+      /** A conditional update found the record changed: what it holds now (null: it is gone). */
+      current?: RecordData | null;
+      /** A create refused because this record already holds its unique value (e.g. the same key). */
+      existingId?: string;
+    };
 
 export type Capabilities = {
   batchSize: number;

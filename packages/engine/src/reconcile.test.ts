@@ -256,7 +256,14 @@ describe('reconcile', () => {
       right: none,
     });
     expect(r.operations.filter((o) => o.kind === 'delete')).toEqual([]);
-    expect(r.circuitBreaker).toEqual({ side: 'right', wouldDelete: 11, linked: 50 });
+    expect(r.circuitBreakers).toEqual([{ side: 'right', wouldDelete: 11, linked: 50 }]);
+    // Held, not dropped: every delete waits in the approval queue for the user's decision.
+    expect(r.deleteApprovals.map((d) => d.remoteId).sort()).toEqual(
+      links
+        .slice(0, 11)
+        .map((l) => l.rightId as string)
+        .sort(),
+    );
     const few = reconcile({
       mapping: mapping(),
       links,
@@ -264,6 +271,27 @@ describe('reconcile', () => {
       right: none,
     });
     expect(few.operations.filter((o) => o.kind === 'delete')).toHaveLength(2);
+  });
+
+  it('trips the breaker on each side separately when both sides lose many records in one run', () => {
+    const links: Link[] = Array.from({ length: 50 }, (_, i) => ({
+      ...link('x'),
+      id: `k${i}`,
+      leftId: `L${i}`,
+      rightId: `R${i}`,
+    }));
+    const r = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: links.slice(0, 12).map((l) => l.leftId as string) },
+      right: { ...none, deletedIds: links.slice(20, 31).map((l) => l.rightId as string) },
+    });
+    expect(r.circuitBreakers.map((c) => [c.side, c.wouldDelete])).toEqual([
+      ['left', 11],
+      ['right', 12],
+    ]);
+    expect(r.deleteApprovals).toHaveLength(23);
+    expect(r.operations).toEqual([]);
   });
 
   it('maps relations through the links of the target mapping, and waits for missing ones', () => {

@@ -70,6 +70,11 @@ export type WriteOp =
       linkId: string;
       remoteId: string;
       fields: Record<string, CanonicalValue>;
+      /**
+       * What the target held in each written field when Lockstep last read it (this run's read, or
+       * the shadow): a connector that can write conditionally writes only if it still holds that.
+       */
+      expected: Record<string, CanonicalValue>;
       intended: Shadow;
       idempotencyKey: string;
     }
@@ -95,7 +100,11 @@ export type ReconcileResult = {
   }[];
   deleteApprovals: { linkId: string; side: Side; remoteId: string; reason: string }[];
   unlinked: string[];
-  circuitBreaker: { side: Side; wouldDelete: number; linked: number } | null;
+  /**
+   * The mass-delete breaker, per side it tripped on: that side's deletes are held in the approval
+   * queue (`deleteApprovals`), none written, so the user decides and nothing is lost either way.
+   */
+  circuitBreakers: { side: Side; wouldDelete: number; linked: number }[];
   problems: Problem[];
   /**
    * Linked-record values that could not be written yet because a linked record has no partner on
@@ -163,7 +172,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     resolvedConflicts: [],
     deleteApprovals: [],
     unlinked: [],
-    circuitBreaker: null,
+    circuitBreakers: [],
     problems: [],
     pendingRelations: [],
     stats: {
@@ -333,6 +342,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     shadow: Shadow | null;
     moved: boolean;
     writes: Record<Side, Record<string, CanonicalValue>> | null;
+    /** The target's values the writes were decided on (see WriteOp `expected`). */
+    expected: Record<Side, Record<string, CanonicalValue>> | null;
   };
   // Allocated only when something changes: most pairs of a full scan are unchanged.
   function nextShadow(p: PairState): Shadow {
@@ -361,7 +372,9 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       return true;
     }
     p.writes ??= { left: {}, right: {} };
+    p.expected ??= { left: {}, right: {} };
     p.writes[to][fieldOf(fm, to).id] = c.value;
+    p.expected[to][fieldOf(fm, to).id] = current;
     nextShadow(p)[fm.id] = from === 'left' ? { l: source, r: c.value } : { l: c.value, r: source };
     return true;
   }
@@ -375,7 +388,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       });
       return;
     }
-    const p: PairState = { link, shadow: null, moved: false, writes: null };
+    const p: PairState = { link, shadow: null, moved: false, writes: null, expected: null };
     let anyChange = false;
     for (const fm of mapping.fields) {
       const sf = link.shadow?.[fm.id] ?? null;
@@ -475,6 +488,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         linkId: link.id,
         remoteId,
         fields,
+        expected: p.expected?.[to] ?? {},
         intended: nextShadow(p),
         idempotencyKey: keyFor(mapping.id, link.id, link.version, 'update', to),
       });
@@ -536,7 +550,14 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     const list = pendingDeletes.filter((d) => d.side === side);
     if (list.length === 0) continue;
     if (list.length > maxCount || (list.length >= minCountForFraction && list.length > maxFraction * total)) {
-      out.circuitBreaker = { side, wouldDelete: list.length, linked: total };
+      out.circuitBreakers.push({ side, wouldDelete: list.length, linked: total });
+      for (const d of list)
+        out.deleteApprovals.push({
+          linkId: d.link.id,
+          side,
+          remoteId: d.remoteId,
+          reason: `Held by the mass-delete safeguard: ${list.length} of ${total} records were deleted on the ${otherSide(side)} side at once.`,
+        });
       continue;
     }
     for (const d of list) {

@@ -8,12 +8,26 @@ export async function rescanTablesOf(db: Db, coreMetaRecordId: string): Promise<
   const tm = await db
     .selectFrom('core_meta_record')
     .innerJoin('table_mapping', 'table_mapping.id', 'core_meta_record.table_mapping_id')
-    .select(['table_mapping.left_table_id', 'table_mapping.right_table_id'])
+    .select(['table_mapping.left_table_id', 'table_mapping.right_table_id', 'core_meta_record.owner_id'])
     .where('core_meta_record.id', '=', coreMetaRecordId)
     .executeTakeFirst();
   if (!tm) return;
+  // A null cursor row, not no row: a run in progress stores its cursor only over the row it read
+  // (see storeCursor), so this request outlives it.
   await db
-    .deleteFrom('sync_cursor')
-    .where('external_table_id', 'in', [tm.left_table_id, tm.right_table_id])
+    .insertInto('sync_cursor')
+    .values(
+      [tm.left_table_id, tm.right_table_id].map((id) => ({
+        external_table_id: id,
+        owner_id: tm.owner_id,
+        cursor: null,
+        full_scan_complete: false,
+      })),
+    )
+    .onConflict((oc) =>
+      oc
+        .column('external_table_id')
+        .doUpdateSet({ cursor: null, full_scan_complete: false, updated_at: new Date() }),
+    )
     .execute();
 }

@@ -71,5 +71,23 @@ describe('PostgreSQL <-> PostgreSQL: conflicts and the mass-delete breaker', () 
       return issues.total === 1;
     }, 'a mass-delete issue');
     expect((await sql('right', 'select count(*)::int as n from people'))[0]?.n).toBe(20);
+
+    // Held, not dropped: every one of the 18 deletes waits for review, and each decision is kept.
+    const held = await api('GET', `/rest/core-bases/${core.id}/delete-approvals?take=100`);
+    expect(held.total).toBe(18);
+    expect(held.items.every((d: { side: string }) => d.side === 'right')).toBe(true);
+    const [approve, reject] = [held.items.slice(0, 9), held.items.slice(9)];
+    for (const d of approve) await api('POST', `/rest/delete-approvals/${d.id}/approve`);
+    for (const d of reject) await api('POST', `/rest/delete-approvals/${d.id}/reject`);
+    const count = async (side: 'left' | 'right') =>
+      Number((await sql(side, 'select count(*)::int as n from people'))[0]?.n);
+    // Approved: deleted on the right too. Rejected: restored on the left.
+    await until(
+      async () => (await count('right')) === 11 && (await count('left')) === 11,
+      'decisions carried out',
+    );
+    const names = async (side: 'left' | 'right') =>
+      (await sql(side, 'select email from people order by email')).map((r) => r.email);
+    expect(await names('left')).toEqual(await names('right'));
   }, 120_000);
 });

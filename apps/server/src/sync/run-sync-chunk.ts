@@ -33,6 +33,7 @@ import {
   raiseTableIssue,
   resolveTableIssues,
 } from './table-problems';
+import { FOLLOW_UP_ROUNDS, type FollowUp, followUpOf, reconcileFollowUps } from './write-follow-ups';
 
 /** Records read per page; a side whose connector writes bigger batches reads pages that size. */
 const PAGE_SIZE = 500;
@@ -229,13 +230,45 @@ async function pauseForBrokenConnection(
   }
 }
 
-async function readCursor(db: Db, tableId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('sync_cursor')
-    .select('cursor')
-    .where('external_table_id', '=', tableId)
-    .executeTakeFirst();
-  return row?.cursor ?? null;
+/** A table's cursor and the version of its row (`xmin`; null: no row yet), to store it back by. */
+type StoredCursor = { cursor: string | null; version: string | null };
+
+async function readCursor(db: Db, tableId: string): Promise<StoredCursor> {
+  const row = (
+    await sql<{
+      cursor: string | null;
+      version: string;
+    }>`select cursor, xmin::text as version from sync_cursor
+      where external_table_id = ${tableId}`.execute(db)
+  ).rows[0];
+  return { cursor: row?.cursor ?? null, version: row?.version ?? null };
+}
+
+/**
+ * Stores a cursor only if nobody changed it since this run read it (compare-and-set on the row's
+ * version): a rescan requested meanwhile (a review decision, a changed mapping) is not overwritten.
+ */
+async function storeCursor(
+  db: Db,
+  ownerId: string,
+  tableId: string,
+  read: StoredCursor,
+  page: { nextCursor: string; scanComplete: boolean },
+) {
+  if (read.version === null)
+    await db
+      .insertInto('sync_cursor')
+      .values({
+        external_table_id: tableId,
+        owner_id: ownerId,
+        cursor: page.nextCursor,
+        full_scan_complete: page.scanComplete,
+      })
+      .onConflict((oc) => oc.column('external_table_id').doNothing())
+      .execute();
+  else
+    await sql`update sync_cursor set cursor = ${page.nextCursor}, updated_at = now()
+      where external_table_id = ${tableId} and xmin::text = ${read.version}`.execute(db);
 }
 
 async function runMapping(
@@ -263,10 +296,9 @@ async function runMapping(
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'retrying')
     .executeTakeFirst();
-  const [cursorL, cursorR] = retrying
-    ? [null, null]
-    : await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
-  const cursor = { left: cursorL, right: cursorR };
+  const stored = await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
+  const [cursorL, cursorR] = retrying ? [null, null] : stored.map((c) => c.cursor);
+  const cursor = { left: cursorL ?? null, right: cursorR ?? null };
   const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
   // A first sync with a match field reads both sides whole before writing (see first-sync.ts).
   const staged = retrying
@@ -333,13 +365,17 @@ async function runMapping(
           .where('table_mapping_id', '=', m.tableMappingId)
           .executeTakeFirstOrThrow()
       : { n: links.length };
+  const resolveRelation = await relationResolver(db, m, targets, {
+    left: pageL.records,
+    right: pageR.records,
+  });
   const result = reconcile({
     mapping: m.spec,
     links,
     left: { records: pageL.records, deletedIds: pageL.deletedIds, scanComplete: pageL.scanComplete },
     right: { records: pageR.records, deletedIds: pageR.deletedIds, scanComplete: pageR.scanComplete },
     totalLinks: Number(total.n),
-    resolveRelation: await relationResolver(db, m, targets, { left: pageL.records, right: pageR.records }),
+    resolveRelation,
   });
   // Before the writes: a crash after them still leaves the relations to write later.
   await storePendingRelations(db, context, result.pendingRelations);
@@ -347,14 +383,22 @@ async function runMapping(
     tableMappingId: m.tableMappingId,
     ...result.stats,
     problems: result.problems.length,
-    circuitBreaker: result.circuitBreaker,
+    circuitBreakers: result.circuitBreakers,
   });
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
+  const followUps: FollowUp[] = [];
   await applyResult(deps, {
     ...context,
     result,
     shadows,
     openIssues: await hasOpenIssues(db, coreBaseId),
+    followUps,
+  });
+  // Writes refused because the target changed under them or already held the record: reconciled
+  // again now, with the source as read and the target as it is (before the cursors move past them).
+  await settleFollowUps(deps, context, followUps, {
+    read: { left: byId(pageL.records), right: byId(pageR.records) },
+    resolveRelation,
   });
 
   // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
@@ -366,18 +410,7 @@ async function runMapping(
         ['right', pageR],
       ] as const)) {
     const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
-    await db
-      .insertInto('sync_cursor')
-      .values({
-        external_table_id: tableId,
-        owner_id: ownerId,
-        cursor: page.nextCursor,
-        full_scan_complete: page.scanComplete,
-      })
-      .onConflict((oc) =>
-        oc.column('external_table_id').doUpdateSet({ cursor: page.nextCursor, updated_at: new Date() }),
-      )
-      .execute();
+    await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page);
   }
   if (pageL.waiting || pageR.waiting) waiting.any = true;
   if (retrying) {
@@ -610,9 +643,49 @@ type ApplyInput = {
   shadows: Map<string, Shadow | null>;
   /** Whether the sync has issues not resolved yet; if not, a success has nothing to resolve. */
   openIssues: boolean;
+  /** Refused writes to reconcile again (collected here, see write-follow-ups.ts). */
+  followUps: FollowUp[];
 };
 
-type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues'>;
+type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues' | 'followUps'>;
+
+const byId = (records: RecordData[]) => new Map(records.map((r) => [r.id, r]));
+
+/**
+ * Reconciles refused writes again, round after round (a round's own writes may be refused too, if
+ * the record keeps changing), up to FOLLOW_UP_ROUNDS; what is left then is an issue, and nothing
+ * was overwritten.
+ */
+async function settleFollowUps(
+  deps: Deps,
+  a: RunContext,
+  followUps: FollowUp[],
+  input: Pick<Parameters<typeof reconcileFollowUps>[0], 'read' | 'resolveRelation'>,
+) {
+  let pending = followUps;
+  for (let round = 1; pending.length > 0; round++) {
+    bump(a.counts, 'refollowed', pending.length);
+    if (round > FOLLOW_UP_ROUNDS) {
+      for (const f of pending)
+        await recordIssue(deps.db, a, f.op, {
+          code: 'version_conflict',
+          message: 'The record kept changing while Lockstep wrote it',
+          userFacingMessage:
+            'This record kept changing while Lockstep was writing it, so nothing was overwritten. Retry once edits settle.',
+        });
+      return;
+    }
+    const { result, shadows, refused } = await reconcileFollowUps(
+      { db: deps.db, ownerId: a.ownerId, coreBaseId: a.coreBaseId, m: a.m, ...input },
+      pending,
+    );
+    for (const f of refused) if (f.kind === 'collided') await recordIssue(deps.db, a, f.op, f.error);
+    await storePendingRelations(deps.db, a, result.pendingRelations);
+    const next: FollowUp[] = [];
+    await applyResult(deps, { ...a, result, shadows, openIssues: true, followUps: next });
+    pending = next;
+  }
+}
 
 async function hasOpenIssues(db: Db, coreBaseId: string) {
   return (
@@ -672,7 +745,8 @@ async function applyResult(deps: Deps, a: ApplyInput) {
   const { m, result, counts } = a;
   bump(counts, 'echoes', result.stats.echoes);
   bump(counts, 'conflicts', result.stats.conflicts);
-  const batches = planWrites(result.operations, {
+  const operations = await withoutDecidedDeletes(db, result.operations);
+  const batches = planWrites(operations, {
     left: Math.min(a.connectors.left.capabilities.batchSize, PIPELINED_BATCH),
     right: Math.min(a.connectors.right.capabilities.batchSize, PIPELINED_BATCH),
   });
@@ -714,7 +788,13 @@ async function applyResult(deps: Deps, a: ApplyInput) {
         op.kind === 'create'
           ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
           : op.kind === 'update'
-            ? { kind: 'update', remoteId: op.remoteId, fields: op.fields, idempotencyKey: op.idempotencyKey }
+            ? {
+                kind: 'update',
+                remoteId: op.remoteId,
+                fields: op.fields,
+                idempotencyKey: op.idempotencyKey,
+                expected: op.expected,
+              }
             : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
       );
       if (failure) break;
@@ -738,6 +818,11 @@ async function applyResult(deps: Deps, a: ApplyInput) {
           }[] = [];
           for (const [i, op] of batch.operations.entries()) {
             const r = results[i];
+            const followUp = r && !r.ok ? followUpOf(op, r) : null;
+            if (followUp) {
+              a.followUps.push(followUp);
+              continue;
+            }
             if (!r?.ok) {
               const error =
                 r && !r.ok
@@ -829,8 +914,8 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       })
       .execute();
   }
-  if (result.circuitBreaker) {
-    const cb = result.circuitBreaker;
+  // One issue per side the breaker tripped on; the deletes themselves wait in the approval queue.
+  for (const cb of result.circuitBreakers) {
     await db
       .insertInto('sync_error')
       .values({
@@ -839,7 +924,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
         side: cb.side,
         code: 'mass_delete',
         message: `Run would delete ${cb.wouldDelete} of ${cb.linked} records on the ${cb.side} side`,
-        user_facing_message: `This run would have deleted ${cb.wouldDelete} of ${cb.linked} records on the ${cb.side} side, so it deleted nothing. Review the deletions before they happen.`,
+        user_facing_message: `This run would have deleted ${cb.wouldDelete} of ${cb.linked} records on the ${cb.side} side at once, so it deleted none of them. They wait for your review on the sync's overview: approve the deletions, or reject them to restore the records.`,
         details: JSON.stringify(cb),
       })
       .execute();
@@ -855,6 +940,38 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       p.recordId,
     );
   }
+}
+
+/**
+ * Deletes of records the user holds in review (pending) or chose to keep (rejected) are not written,
+ * whatever a later read shows: the approval queue decides them, not the next run.
+ */
+async function withoutDecidedDeletes(db: Db, operations: WriteOp[]): Promise<WriteOp[]> {
+  const deletes = operations.filter((op) => op.kind === 'delete').map((op) => op.linkId);
+  if (deletes.length === 0) return operations;
+  // A rejected delete holds until its record is restored (the link whole again); later deletes of
+  // the restored record are the user's new edits and go through.
+  const held = await db
+    .selectFrom('delete_approval')
+    .innerJoin('core_meta_record', 'core_meta_record.id', 'delete_approval.core_meta_record_id')
+    .select('delete_approval.core_meta_record_id')
+    .where('delete_approval.core_meta_record_id', 'in', deletes)
+    .where((eb) =>
+      eb.or([
+        eb('delete_approval.status', '=', 'pending'),
+        eb.and([
+          eb('delete_approval.status', '=', 'rejected'),
+          eb.or([
+            eb('core_meta_record.left_remote_id', 'is', null),
+            eb('core_meta_record.right_remote_id', 'is', null),
+          ]),
+        ]),
+      ]),
+    )
+    .execute();
+  if (held.length === 0) return operations;
+  const skip = new Set(held.map((h) => h.core_meta_record_id));
+  return operations.filter((op) => op.kind !== 'delete' || !skip.has(op.linkId));
 }
 
 /** Links the records a batch created, logs the operations and resolves their issues: a few statements per batch. */
@@ -934,7 +1051,9 @@ async function storeUpdated(
       s: op.side,
       o: 'update' as const,
       r: remoteId,
-      b: beforeValues(a.m, op, before ?? {}),
+      // What the target held: the values the conditional write found there (what it overwrote),
+      // else the shadow's.
+      b: { ...beforeValues(a.m, op, before ?? {}), ...op.expected },
       a: postImage ? pick(postImage.fields, Object.keys(op.fields)) : op.fields,
     })),
   );
@@ -1010,6 +1129,8 @@ async function recordIssue(
     .where('core_base_id', '=', a.coreBaseId)
     .where('remote_id', '=', remoteId ?? '')
     .where('code', '=', error.code)
+    // The side is part of an issue's identity: the same id may fail on both sides at once.
+    .where((eb) => (side === null ? eb('side', 'is', null) : eb('side', '=', side)))
     .where('status', '=', 'open')
     .executeTakeFirst();
   if (existing) {

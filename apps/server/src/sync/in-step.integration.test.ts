@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import type { TableConnector } from '@lockstep/connectors';
+import { createPostgresqlConnector } from '@lockstep/connectors/postgresql';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
+import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { ensureDatabase } from '../db/database';
+
+// The "in step" guarantee between two real PostgreSQL databases through the real queue and workers:
+// a write never lands blind over an edit made after Lockstep read the row, and the same new record
+// inserted on both sides is linked, not duplicated nor failed forever.
+let t: TestApp;
+let api: Api;
+let coreBaseId = '';
+const suffix = randomBytes(4).toString('hex');
+const urls = { left: '', right: '' };
+const sql = (side: 'left' | 'right', text: string) => query(urls[side], text);
+
+/** A user's edit that lands on a side right before Lockstep's next write there (after its read). */
+const beforeNextWrite: Partial<Record<'left' | 'right', () => Promise<void>>> = {};
+
+async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+const nameOf = async (side: 'left' | 'right', email: string) =>
+  (await sql(side, `select name from people where email = '${email}'`)).map((r) => r.name as string);
+const idle = async () => {
+  await until(
+    async () =>
+      !(await t.ctx.db
+        .selectFrom('sync_log')
+        .select('id')
+        .where('core_base_id', '=', coreBaseId)
+        .where('status', '=', 'running')
+        .executeTakeFirst()),
+    'idle',
+  );
+};
+
+beforeAll(async () => {
+  t = await createTestApp();
+  // The real PostgreSQL connector, with a hook that plays a person editing between read and write.
+  t.ctx.runtimeConnectors.register('postgresql', (secrets) => {
+    const real = createPostgresqlConnector(secrets);
+    const side = secrets.connectionString === urls.left ? 'left' : 'right';
+    const wrapped: TableConnector = {
+      ...real,
+      read: real.read.bind(real),
+      async write(table, requests) {
+        const hook = beforeNextWrite[side];
+        if (hook && requests.some((r) => r.kind === 'update')) {
+          delete beforeNextWrite[side];
+          await hook();
+        }
+        return real.write(table, requests);
+      },
+    };
+    return wrapped;
+  });
+  api = apiAs(t.app, (await signUp(t.app, 'in-step@test.test')).auth);
+  await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
+  for (const side of ['left', 'right'] as const) {
+    await ensureDatabase(inject('adminDatabaseUrl'), `is_${side}_${suffix}`);
+    urls[side] = databaseUrl(`is_${side}_${suffix}`);
+    await sql(side, 'create table people (id serial primary key, email text not null unique, name text)');
+  }
+  await sql(
+    'left',
+    `insert into people (email, name) select 'p' || g || '@example.com', 'Person ' || g from generate_series(1, 5) g`,
+  );
+  const core = await setUpPeopleSync(api, urls, { name: 'In step', conflictWinnerSide: 'left' });
+  coreBaseId = core.id;
+  await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+  await until(
+    async () => (await sql('right', 'select count(*)::int as n from people'))[0]?.n === 5,
+    'first sync',
+  );
+  await idle();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('PostgreSQL <-> PostgreSQL in step', () => {
+  it('never overwrites an edit made after the read: the changed row is compared again and the winner side decides', async () => {
+    // Left is the winner. Lockstep reads the right's edit; before it writes it to the left, a person
+    // edits the same field on the left.
+    beforeNextWrite.left = async () => {
+      await sql('left', `update people set name = 'Left 111' where email = 'p2@example.com'`);
+    };
+    await sql('right', `update people set name = 'Right 222' where email = 'p2@example.com'`);
+    await until(
+      async () =>
+        (await nameOf('right', 'p2@example.com'))[0] === 'Left 111' &&
+        (await nameOf('left', 'p2@example.com'))[0] === 'Left 111',
+      'both sides hold the winner (left) value',
+    );
+    await idle();
+    expect(await nameOf('left', 'p2@example.com')).toEqual(['Left 111']);
+    expect(await nameOf('right', 'p2@example.com')).toEqual(['Left 111']);
+    // The overwritten value is in the operations log, as the "before" of the write that replaced it.
+    const ops = await t.ctx.db
+      .selectFrom('sync_log_entry')
+      .select(['side', 'operation', 'before', 'after'])
+      .where('core_base_id', '=', coreBaseId)
+      .where('operation', '=', 'update')
+      .execute();
+    expect(ops).toContainEqual(
+      expect.objectContaining({ side: 'right', before: { name: 'Right 222' }, after: { name: 'Left 111' } }),
+    );
+    expect(ops.some((o) => o.side === 'left' && (o.after as { name?: string })?.name === 'Right 222')).toBe(
+      false,
+    );
+  });
+
+  it('links the same new record inserted on both sides instead of failing both creates forever', async () => {
+    await Promise.all([
+      sql('left', `insert into people (email, name) values ('twin@example.com', 'Twin from left')`),
+      sql('right', `insert into people (email, name) values ('twin@example.com', 'Twin from right')`),
+    ]);
+    await until(
+      async () => (await nameOf('right', 'twin@example.com'))[0] === 'Twin from left',
+      'the winner side (left) value on both sides',
+    );
+    await idle();
+    expect(await nameOf('left', 'twin@example.com')).toEqual(['Twin from left']);
+    expect(await nameOf('right', 'twin@example.com')).toEqual(['Twin from left']);
+    const open = await t.ctx.db
+      .selectFrom('sync_error')
+      .select(['code', 'message', 'side'])
+      .where('core_base_id', '=', coreBaseId)
+      .where('status', '=', 'open')
+      .execute();
+    expect(open).toEqual([]);
+    // Linked: a later delete on one side reaches the other.
+    await sql('right', `delete from people where email = 'twin@example.com'`);
+    await until(async () => (await nameOf('left', 'twin@example.com')).length === 0, 'delete propagated');
+  });
+});
