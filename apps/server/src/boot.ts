@@ -147,6 +147,7 @@ export async function boot(
       boss,
       secretBox,
       lockstepDatabaseUrl: databaseUrl,
+      log,
     });
     if (runWorkers) await changeListener.start();
     return {

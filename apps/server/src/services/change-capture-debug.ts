@@ -1,7 +1,7 @@
-import { type PgConnectionItems, poolConfig } from '@lockstep/connectors/postgresql';
+import { DropTolerantClient, type PgConnectionItems, poolConfig } from '@lockstep/connectors/postgresql';
 import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
-import pg from 'pg';
+import type pg from 'pg';
 import type { AppContext } from '../http/context';
 import { openSecrets } from './external-connections';
 
@@ -66,7 +66,10 @@ export async function readCaptureState(
   sinceByTable: Map<string, string> = new Map(),
 ): Promise<CaptureState> {
   const items = databaseItems(connection.type as ConnectorType, connection.items);
-  const client = new pg.Client({ ...poolConfig(items), connectionTimeoutMillis: 5_000 } as pg.ClientConfig);
+  const client = new DropTolerantClient({
+    ...poolConfig(items),
+    connectionTimeoutMillis: 5_000,
+  } as pg.ClientConfig);
   client.on('error', () => {});
   await client.connect();
   try {

@@ -1,6 +1,7 @@
+import { DropTolerantClient } from '@lockstep/connectors/postgresql';
 import type { AutomapSampleInfo } from '@lockstep/contract';
 import type { AutomapColumn, SampleValues, TableInfo } from '@lockstep/engine';
-import pg from 'pg';
+import type pg from 'pg';
 import type { AppContext } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { connectionItemsSaver } from '../../services/external-connections';
@@ -163,7 +164,7 @@ export async function readSamples(
   }
 
   if (side.type === 'postgresql') {
-    const client = new pg.Client(pgClientConfig(secrets));
+    const client = new DropTolerantClient(pgClientConfig(secrets));
     client.on('error', () => {});
     try {
       await client.connect();
