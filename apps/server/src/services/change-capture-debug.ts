@@ -2,6 +2,7 @@ import { DropTolerantClient, type PgConnectionItems, poolConfig } from '@lockste
 import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
 import type pg from 'pg';
+import { resolveEmbeddedItems } from '../demo/embedded-items';
 import type { AppContext } from '../http/context';
 import { openSecrets } from './external-connections';
 
@@ -29,7 +30,12 @@ export async function baseConnection(
     .selectAll()
     .where('id', '=', connectionId)
     .executeTakeFirst();
-  return row ? { type: row.type, items: openSecrets(ctx, row).connectionItems } : undefined;
+  return row
+    ? {
+        type: row.type,
+        items: resolveEmbeddedItems(openSecrets(ctx, row).connectionItems, ctx.embeddedDatabaseUrl),
+      }
+    : undefined;
 }
 
 /** Only these are LISTENed to by the worker's change listener; the others rely on the poll schedule. */

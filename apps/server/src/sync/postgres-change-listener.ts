@@ -40,6 +40,8 @@ export function createPostgresChangeListener(
     boss: PgBoss;
     secretBox: SecretBox;
     lockstepDatabaseUrl?: string;
+    /** Stored items to the items to connect with (a demo database's current address). */
+    resolveItems?: (items: Record<string, string>) => Record<string, string>;
     log?: (line: string) => void;
   },
   refreshMs = 15_000,
@@ -65,9 +67,15 @@ export function createPostgresChangeListener(
     const wanted = new Map<string, Map<string, Set<string>>>();
     const logical = new Set<string>();
     for (const r of rows) {
-      const items = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
+      const stored = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
         r.secrets,
       ).connectionItems;
+      let items: Record<string, string>;
+      try {
+        items = deps.resolveItems ? deps.resolveItems(stored) : stored;
+      } catch {
+        continue; // Nowhere to listen (a demo database without its embedded server).
+      }
       const key = items.connectionString ?? JSON.stringify(items);
       if (items.changeCapture === 'logical') logical.add(key);
       const tables = wanted.get(key) ?? new Map<string, Set<string>>();
