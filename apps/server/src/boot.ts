@@ -5,6 +5,7 @@ import { createConnectorRegistry } from './connectors/connector-registry';
 import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/database';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
 import { ensureDemoDatabases } from './demo/demo-databases';
+import { resolveEmbeddedItems } from './demo/embedded-items';
 import type { AppContext } from './http/context';
 import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
@@ -102,9 +103,13 @@ export async function boot(
       clientSecret: config.google.clientSecret,
       ...(g ? { apiUrl: g, driveUrl: g, oauthUrl: g, authorizeUrl: g } : {}),
     };
+    // Read from ctx at each use: tests point a booted app's embedded databases elsewhere.
+    const resolveItems = (items: Record<string, string>) =>
+      resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
+        resolveItems,
         airtable: { ...airtable, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
@@ -126,6 +131,7 @@ export async function boot(
       // same PostgreSQL store, or together they exceed the app's limit (Airtable then locks out 30 s).
       connectors: createConnectorRegistry({
         allowPrivateHosts,
+        resolveItems,
         supabase: config.supabase,
         airtable: { ...airtable, pool },
         notion: { ...notion, pool },
@@ -147,6 +153,8 @@ export async function boot(
       boss,
       secretBox,
       lockstepDatabaseUrl: databaseUrl,
+      resolveItems,
+      log,
     });
     if (runWorkers) await changeListener.start();
     return {

@@ -23,6 +23,19 @@ const TYPES = {
   }) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * A pg.Client that survives its connection dropping (a server restart, pg_terminate_backend): pg
+ * emits 'error' on such a client even while a pool has it checked out, and an unheard 'error'
+ * crashes the process. The query in flight fails on its own, and the pool discards the client
+ * (it is no longer queryable) when it is released.
+ */
+export class DropTolerantClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => {});
+  }
+}
+
 export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
   const ssl =
     items.ssl === 'require'
@@ -30,7 +43,15 @@ export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
       : items.ssl === 'verify-full'
         ? { rejectUnauthorized: true }
         : undefined;
-  if (items.connectionString) return { connectionString: items.connectionString, ssl, types: TYPES, max: 4 };
+  // The pool's clients tolerate a dropped connection (the Client option is ignored by pg.Client).
+  if (items.connectionString)
+    return {
+      connectionString: items.connectionString,
+      ssl,
+      types: TYPES,
+      max: 4,
+      Client: DropTolerantClient,
+    };
   if (!items.host || !items.database || !items.user) {
     throw new ConnectorError(
       'validation',
@@ -48,6 +69,7 @@ export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
     types: TYPES,
     max: 4,
     connectionTimeoutMillis: 10_000,
+    Client: DropTolerantClient,
   };
 }
 

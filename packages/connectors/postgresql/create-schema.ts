@@ -1,6 +1,6 @@
 import type { FieldType } from '@lockstep/engine';
-import pg from 'pg';
-import { mapPgError, type PgConnectionItems, poolConfig, quoteIdent } from './connection';
+import type pg from 'pg';
+import { DropTolerantClient, mapPgError, type PgConnectionItems, poolConfig, quoteIdent } from './connection';
 
 /**
  * Schema generation on PostgreSQL (spec section 7, /rest/generate-schema): new tables and new
@@ -121,7 +121,7 @@ async function inTransaction<T>(
   items: PgConnectionItems,
   run: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const client = new pg.Client(poolConfig(items));
+  const client = new DropTolerantClient(poolConfig(items));
   try {
     await client.connect();
     await client.query('begin');

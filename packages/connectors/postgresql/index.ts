@@ -1,4 +1,9 @@
-export { assertPostgresqlHostAllowed, type PgConnectionItems, poolConfig } from './connection';
+export {
+  assertPostgresqlHostAllowed,
+  DropTolerantClient,
+  type PgConnectionItems,
+  poolConfig,
+} from './connection';
 export { addColumns, createTables, type NewColumn } from './create-schema';
 export {
   assertLogicalDecodingAvailable,

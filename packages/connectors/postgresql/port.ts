@@ -1,13 +1,13 @@
 import pg from 'pg';
 import { ConnectorError } from '../sdk/connector';
-import { mapPgError, type PgConnectionItems, poolConfig } from './connection';
+import { DropTolerantClient, mapPgError, type PgConnectionItems, poolConfig } from './connection';
 import { assertLogicalDecodingAvailable, releaseLogicalCapture } from './logical-decoding';
 import { discoverTables } from './schema';
 
 /** What the REST layer needs to connect a database and learn its schema. */
 export const postgresqlPort = {
   async check(items: PgConnectionItems) {
-    const client = new pg.Client(poolConfig(items));
+    const client = new DropTolerantClient(poolConfig(items));
     try {
       await client.connect();
       const r = await client.query('select current_user as user, current_database() as db');
@@ -21,7 +21,7 @@ export const postgresqlPort = {
     }
   },
   async listBases(items: PgConnectionItems) {
-    const client = new pg.Client(poolConfig(items));
+    const client = new DropTolerantClient(poolConfig(items));
     try {
       await client.connect();
       const r = await client.query(
@@ -41,7 +41,7 @@ export const postgresqlPort = {
    */
   async releaseChangeCapture(items: PgConnectionItems): Promise<{ released: boolean }> {
     if (items.changeCapture !== 'logical') return { released: false };
-    const client = new pg.Client(poolConfig(items));
+    const client = new DropTolerantClient(poolConfig(items));
     try {
       await client.connect();
       return await releaseLogicalCapture(client);

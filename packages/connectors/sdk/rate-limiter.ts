@@ -81,6 +81,7 @@ export function createPostgresRateLimitStore(pool: pg.Pool): RateLimitStore {
   return {
     async tryAcquire(key, cost, windows) {
       const client = await pool.connect();
+      let failure: Error | undefined;
       try {
         await client.query('begin');
         await client.query('select pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, key]);
@@ -110,10 +111,12 @@ export function createPostgresRateLimitStore(pool: pg.Pool): RateLimitStore {
         await client.query('commit');
         return waitMs === 0 ? { granted: true } : { granted: false, waitMs };
       } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
         await client.query('rollback').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        // With the error, the pool discards the client rather than lend out a broken connection.
+        client.release(failure);
       }
     },
   };

@@ -131,6 +131,8 @@ export const SyncStatus = z.object({
   lastSyncTime: z.string().nullable(),
   running: z.boolean(),
   openIssues: z.number().int(),
+  /** The app the sync cannot reach now (an open outage issue), shown instead of the label; else null. */
+  unreachable: z.string().nullable(),
 });
 export type SyncStatus = z.infer<typeof SyncStatus>;
 

@@ -60,21 +60,27 @@ const appCalls = (port: AppPort) => ({
     guarded(() => port.exchangeCode(input)),
 });
 
-/** Outside local mode, a database on Lockstep's own machine or network is refused when it is checked. */
-const postgresql = (allowPrivate: boolean): ConnectorPort => ({
+type ResolveItems = (items: Record<string, string>) => Record<string, string>;
+
+/**
+ * Outside local mode, a database on Lockstep's own machine or network is refused when it is checked.
+ * `resolve` turns stored items into an address at each call (a demo database's embedded server).
+ */
+const postgresql = (allowPrivate: boolean, resolve: ResolveItems): ConnectorPort => ({
   type: 'postgresql',
   check: (secrets) =>
     guarded(async () => {
-      await assertPostgresqlHostAllowed(secrets, { allowPrivate });
-      return postgresqlPort.check(secrets);
+      const items = resolve(secrets);
+      await assertPostgresqlHostAllowed(items, { allowPrivate });
+      return postgresqlPort.check(items);
     }),
-  listBases: (secrets) => guarded(() => postgresqlPort.listBases(secrets)),
-  discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(secrets, base)),
-  releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(secrets)),
+  listBases: (secrets) => guarded(() => postgresqlPort.listBases(resolve(secrets))),
+  discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(resolve(secrets), base)),
+  releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets))),
   // A logical decoding slot left behind would keep WAL on the user's server until its disk fills.
   onConnectionDeleted: async (secrets) => {
     try {
-      await guarded(() => postgresqlPort.releaseChangeCapture(secrets));
+      await guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets)));
       return { leftBehind: null };
     } catch (error) {
       const why = error instanceof ConnectionProblem ? error.userFacingMessage : 'an unexpected error';
@@ -174,9 +180,11 @@ export function createConnectorRegistry(options: {
   airtable?: AirtableSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
+  /** Stored PostgreSQL items to the items to connect with (see demo/embedded-items.ts). */
+  resolveItems?: ResolveItems;
 }): ConnectorRegistry {
   const ports = new Map<ConnectorType, ConnectorPort>([
-    ['postgresql', postgresql(options.allowPrivateHosts)],
+    ['postgresql', postgresql(options.allowPrivateHosts, options.resolveItems ?? ((items) => items))],
     [
       'supabase',
       supabase({

@@ -1,3 +1,4 @@
+import { DropTolerantClient } from '@lockstep/connectors/postgresql';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
@@ -10,11 +11,19 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
 export type Db = Kysely<Database>;
 
 export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'lockstep' });
-  // An idle client losing its connection must not crash the process.
+  // Checked-out clients too: pg-pool listens for 'error' only on idle ones, and a dropped
+  // connection (a restart, pg_terminate_backend) emits 'error' mid-query, which unheard would crash
+  // the process. The query fails on its own and the pool discards the dead client on release.
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: 'lockstep',
+    Client: DropTolerantClient,
+  });
+  // An idle client losing its connection must not crash the process; the pool connects anew.
   pool.on('error', (error: Error & { code?: string }) => {
     // 57P01: the server is shutting down (Ctrl-C stops the embedded one alongside us).
-    if (error.code !== '57P01') console.error('PostgreSQL pool error:', error.message);
+    if (error.code !== '57P01') console.warn('PostgreSQL pool lost a connection:', error.message);
   });
   return pool;
 }
@@ -36,7 +45,7 @@ export async function migrateToLatest(db: Db): Promise<void> {
 
 /** Creates a database on the server behind `adminUrl` unless it exists. */
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = new DropTolerantClient({ connectionString: adminUrl });
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [name]);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -55,5 +56,34 @@ describe('embedded PostgreSQL', () => {
     } finally {
       await db.stop();
     }
+  });
+
+  it('keeps its port across restarts, and moves (remembering the new one) only when it is taken', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-port-'));
+    dirs.push(dir);
+    const portOf = (url: string) => new URL(url).port;
+    const first = await startEmbeddedPostgres(dir, () => {});
+    const firstPort = portOf(first.url());
+    await first.stop();
+    const second = await startEmbeddedPostgres(dir, () => {});
+    expect(portOf(second.url())).toBe(firstPort);
+    await second.stop();
+
+    // Something else took the port meanwhile.
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(Number(firstPort), '127.0.0.1', resolve));
+    let movedPort: string;
+    try {
+      const moved = await startEmbeddedPostgres(dir, () => {});
+      movedPort = portOf(moved.url());
+      expect(movedPort).not.toBe(firstPort);
+      expect(await query(moved.url(), 'select 1 as ok')).toEqual([{ ok: 1 }]);
+      await moved.stop();
+    } finally {
+      await new Promise((r) => squatter.close(r));
+    }
+    const after = await startEmbeddedPostgres(dir, () => {});
+    expect(portOf(after.url())).toBe(movedPort);
+    await after.stop();
   });
 });

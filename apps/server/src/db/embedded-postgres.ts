@@ -10,17 +10,32 @@ export type EmbeddedDatabase = {
   stop: () => Promise<void>;
 };
 
-/** Finds a free TCP port on loopback, so a second instance or a stale one never collides. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on at loopback now (0: any free port, which it resolves to). */
+async function listenablePort(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The port remembered in `<dataDir>/pg-port` when it is free, else a free one, remembered from now
+ * on: addresses of the embedded server (a demo connection's, a user's own tool) stay valid across
+ * restarts, and a second instance or a stale one never collides.
+ */
+async function stablePort(dataDir: string): Promise<number> {
+  const portFile = path.join(dataDir, 'pg-port');
+  const remembered = existsSync(portFile) ? Number.parseInt(await readFile(portFile, 'utf8'), 10) : 0;
+  if (remembered > 0 && remembered < 65536 && (await listenablePort(remembered)) !== null) return remembered;
+  const port = await listenablePort(0);
+  if (!port) throw new Error('No free TCP port on 127.0.0.1 for the embedded PostgreSQL.');
+  await writeFile(portFile, String(port));
+  return port;
 }
 
 function isAlive(pid: number): boolean {
@@ -93,7 +108,7 @@ export async function runningEmbeddedUrl(dataDir: string, database = 'lockstep')
 
 /**
  * Starts (initialising on first use) the embedded PostgreSQL whose cluster lives in `<dataDir>/pg`.
- * The password is generated once and kept in the data dir; the port is chosen fresh at each start.
+ * The password is generated once and kept in the data dir; so is the port, while it stays free.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -111,7 +126,9 @@ export async function startEmbeddedPostgres(
   if (!existsSync(passwordFile))
     await writeFile(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  const port = await freePort();
+  // First, so a stale postmaster no longer holds the remembered port.
+  await stopStalePostmaster(clusterDir, log);
+  const port = await stablePort(dataDir);
   const recent: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -137,7 +154,6 @@ export async function startEmbeddedPostgres(
     ],
   });
 
-  await stopStalePostmaster(clusterDir, log);
   const initialised = existsSync(path.join(clusterDir, 'PG_VERSION'));
   try {
     if (!initialised) {

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { DropTolerantClient } from '@lockstep/connectors/postgresql';
+import type pg from 'pg';
 import { ensureDatabase } from '../db/database';
 
 export const DEMO_DATABASES = {
@@ -218,7 +219,7 @@ export async function ensureDemoDatabases(adminUrl: (database?: string) => strin
     ['demo_newsletter', seedNewsletter],
   ] as const) {
     await ensureDatabase(adminUrl('postgres'), name);
-    const client = new pg.Client({ connectionString: adminUrl(name) });
+    const client = new DropTolerantClient({ connectionString: adminUrl(name) });
     await client.connect();
     try {
       // Seeded once: a database with tables of its own is the user's now, whatever they did to it.

@@ -1,7 +1,8 @@
-import { type PgConnectionItems, poolConfig } from '@lockstep/connectors/postgresql';
+import { DropTolerantClient, type PgConnectionItems, poolConfig } from '@lockstep/connectors/postgresql';
 import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
-import pg from 'pg';
+import type pg from 'pg';
+import { resolveEmbeddedItems } from '../demo/embedded-items';
 import type { AppContext } from '../http/context';
 import { openSecrets } from './external-connections';
 
@@ -29,7 +30,12 @@ export async function baseConnection(
     .selectAll()
     .where('id', '=', connectionId)
     .executeTakeFirst();
-  return row ? { type: row.type, items: openSecrets(ctx, row).connectionItems } : undefined;
+  return row
+    ? {
+        type: row.type,
+        items: resolveEmbeddedItems(openSecrets(ctx, row).connectionItems, ctx.embeddedDatabaseUrl),
+      }
+    : undefined;
 }
 
 /** Only these are LISTENed to by the worker's change listener; the others rely on the poll schedule. */
@@ -66,7 +72,10 @@ export async function readCaptureState(
   sinceByTable: Map<string, { since: string; xid?: string }> = new Map(),
 ): Promise<CaptureState> {
   const items = databaseItems(connection.type as ConnectorType, connection.items);
-  const client = new pg.Client({ ...poolConfig(items), connectionTimeoutMillis: 5_000 } as pg.ClientConfig);
+  const client = new DropTolerantClient({
+    ...poolConfig(items),
+    connectionTimeoutMillis: 5_000,
+  } as pg.ClientConfig);
   client.on('error', () => {});
   await client.connect();
   try {

@@ -1,4 +1,10 @@
-import type { CoreBase, SyncLabel, SyncStatus } from '@lockstep/contract';
+import {
+  type ConnectorType,
+  type CoreBase,
+  connectorDisplayName,
+  type SyncLabel,
+  type SyncStatus,
+} from '@lockstep/contract';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database';
 import type { CoreBaseTable, ExternalBaseTable } from '../db/schema';
@@ -193,10 +199,17 @@ export function labelOf(input: {
   return input.everCompleted ? 'Active' : 'Initial sync';
 }
 
+/** The app named by a sync's open outage issue, null when none is open ('an app' for an unknown side). */
+function unreachableApp(outages: { type: string | null }[]): string | null {
+  const first = outages[0];
+  if (!first) return null;
+  return first.type ? connectorDisplayName(first.type as ConnectorType) : 'an app';
+}
+
 export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncStatus[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const [runs, issues, mappings] = await Promise.all([
+  const [runs, issues, mappings, outages] = await Promise.all([
     db
       .selectFrom('sync_log')
       .select((eb) => [
@@ -221,6 +234,19 @@ export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncSta
       .where('core_base_id', 'in', ids)
       .groupBy('core_base_id')
       .execute(),
+    // Open outage issues (an app that cannot be reached), with the type of the app of their side.
+    db
+      .selectFrom('sync_error')
+      .leftJoin('external_base', (j) =>
+        j
+          .onRef('external_base.core_base_id', '=', 'sync_error.core_base_id')
+          .onRef('external_base.side', '=', 'sync_error.side'),
+      )
+      .select(['sync_error.core_base_id', 'external_base.type'])
+      .where('sync_error.core_base_id', 'in', ids)
+      .where('sync_error.status', 'in', ['open', 'retrying'])
+      .where((eb) => eb(eb.ref('sync_error.details', '->>').key('scope'), '=', 'outage'))
+      .execute(),
   ]);
   return rows.map((row) => {
     const run = runs.find((r) => r.core_base_id === row.id);
@@ -240,6 +266,7 @@ export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncSta
       lastSyncTime: iso(row.last_sync_time),
       running,
       openIssues: Number(issues.find((i) => i.core_base_id === row.id)?.n ?? 0),
+      unreachable: unreachableApp(outages.filter((o) => o.core_base_id === row.id)),
     };
   });
 }

@@ -1,13 +1,19 @@
 import { pumpDecodedChanges } from '@lockstep/connectors/postgresql';
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
+import { type ListenClient, openListenClient } from '../db/listen-client';
 import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
 
 /** `logical`: a connection of the database chose logical decoding, so this listener pumps its slot. */
-type Listener = { client: pg.Client; tables: Map<string, Set<string>>; logical: boolean; pumping: boolean };
+type Listener = {
+  client: ListenClient | null;
+  tables: Map<string, Set<string>>;
+  logical: boolean;
+  pumping: boolean;
+};
 
 const SYNCS_CHANGED = 'lockstep_syncs_changed';
 
@@ -29,12 +35,20 @@ export async function announceSyncsChanged(db: Db): Promise<void> {
  * within about that long, and the slot keeps little WAL while a sync is on).
  */
 export function createPostgresChangeListener(
-  deps: { db: Db; boss: PgBoss; secretBox: SecretBox; lockstepDatabaseUrl?: string },
+  deps: {
+    db: Db;
+    boss: PgBoss;
+    secretBox: SecretBox;
+    lockstepDatabaseUrl?: string;
+    /** Stored items to the items to connect with (a demo database's current address). */
+    resolveItems?: (items: Record<string, string>) => Record<string, string>;
+    log?: (line: string) => void;
+  },
   refreshMs = 15_000,
   pumpMs = 500,
 ) {
   const listeners = new Map<string, Listener>();
-  let own: pg.Client | null = null;
+  let own: ListenClient | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let pumpTimer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
@@ -53,9 +67,15 @@ export function createPostgresChangeListener(
     const wanted = new Map<string, Map<string, Set<string>>>();
     const logical = new Set<string>();
     for (const r of rows) {
-      const items = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
+      const stored = deps.secretBox.open<{ connectionItems: Record<string, string> }>(
         r.secrets,
       ).connectionItems;
+      let items: Record<string, string>;
+      try {
+        items = deps.resolveItems ? deps.resolveItems(stored) : stored;
+      } catch {
+        continue; // Nowhere to listen (a demo database without its embedded server).
+      }
       const key = items.connectionString ?? JSON.stringify(items);
       if (items.changeCapture === 'logical') logical.add(key);
       const tables = wanted.get(key) ?? new Map<string, Set<string>>();
@@ -67,7 +87,7 @@ export function createPostgresChangeListener(
     for (const [key, l] of listeners) {
       if (!wanted.has(key)) {
         listeners.delete(key);
-        await l.client.end().catch(() => {});
+        await l.client?.close();
       }
     }
     for (const [key, tables] of wanted) {
@@ -77,23 +97,25 @@ export function createPostgresChangeListener(
         existing.logical = logical.has(key);
         continue;
       }
-      const client = new pg.Client(
-        key.startsWith('{') ? (JSON.parse(key) as pg.ClientConfig) : { connectionString: key },
-      );
-      const listener: Listener = { client, tables, logical: logical.has(key), pumping: false };
-      client.on('notification', (msg) => {
-        for (const id of listener.tables.get(msg.payload ?? '') ?? []) {
+      const runSyncs = (bases: Iterable<string>) => {
+        for (const id of bases)
           void requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook).catch(() => {});
-        }
-      });
-      // A dropped connection is opened again at the next refresh.
-      client.on('error', () => listeners.delete(key));
+      };
+      // Set before connecting: a notification may arrive as soon as the LISTEN is in.
+      const listener: Listener = { client: null, tables, logical: logical.has(key), pumping: false };
       try {
-        await client.connect();
-        await client.query('listen lockstep_changes');
+        listener.client = await openListenClient({
+          config: key.startsWith('{') ? (JSON.parse(key) as pg.ClientConfig) : { connectionString: key },
+          channels: ['lockstep_changes'],
+          onNotification: (msg) => runSyncs(listener.tables.get(msg.payload ?? '') ?? []),
+          // Changes made while the connection was down were NOTIFYed to nobody: every sync of the
+          // database runs once to catch up.
+          onReconnect: () => runSyncs(new Set([...listener.tables.values()].flatMap((b) => [...b]))),
+          ...(deps.log ? { log: deps.log } : {}),
+        });
         listeners.set(key, listener);
       } catch {
-        await client.end().catch(() => {});
+        // Unreachable now: tried again at the next refresh.
       }
     }
   }
@@ -101,13 +123,17 @@ export function createPostgresChangeListener(
   return {
     async start() {
       if (deps.lockstepDatabaseUrl) {
-        own = new pg.Client({ connectionString: deps.lockstepDatabaseUrl });
-        own.on('notification', () => {
+        const refreshNow = () => {
           if (!stopped) void refresh().catch(() => {});
+        };
+        // After a reconnect, a sync switched on meanwhile is picked up at once too.
+        own = await openListenClient({
+          config: { connectionString: deps.lockstepDatabaseUrl },
+          channels: [SYNCS_CHANGED],
+          onNotification: refreshNow,
+          onReconnect: refreshNow,
+          ...(deps.log ? { log: deps.log } : {}),
         });
-        own.on('error', () => {});
-        await own.connect();
-        await own.query(`listen ${SYNCS_CHANGED}`);
       }
       await refresh().catch(() => {});
       timer = setInterval(() => {
@@ -115,11 +141,12 @@ export function createPostgresChangeListener(
       }, refreshMs);
       pumpTimer = setInterval(() => {
         for (const l of listeners.values()) {
-          if (stopped || !l.logical || l.pumping) continue;
+          const client = l.client?.current();
+          if (stopped || !l.logical || l.pumping || !client) continue;
           l.pumping = true;
           // A failed drain (the slot busy, the server away) is tried again at the next tick; the
           // sync's own read drains it too.
-          void pumpDecodedChanges(l.client)
+          void pumpDecodedChanges(client)
             .catch(() => {})
             .finally(() => {
               l.pumping = false;
@@ -131,8 +158,8 @@ export function createPostgresChangeListener(
       stopped = true;
       if (timer) clearInterval(timer);
       if (pumpTimer) clearInterval(pumpTimer);
-      await own?.end().catch(() => {});
-      await Promise.all([...listeners.values()].map((l) => l.client.end().catch(() => {})));
+      await own?.close();
+      await Promise.all([...listeners.values()].map((l) => l.client?.close()));
       listeners.clear();
     },
   };

@@ -82,14 +82,22 @@ export function googleSheetsRuntimeFactory(settings: GoogleSheetsSettings): Fact
 
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
-  options: { airtable?: AirtableSettings; notion?: NotionSettings; googleSheets?: GoogleSheetsSettings } = {},
+  options: {
+    airtable?: AirtableSettings;
+    notion?: NotionSettings;
+    googleSheets?: GoogleSheetsSettings;
+    /** Stored PostgreSQL items to the items to connect with, at each use (demo/embedded-items.ts). */
+    resolveItems?: (items: Record<string, string>) => Record<string, string>;
+  } = {},
 ): RuntimeConnectors & {
   register: (type: string, factory: Factory) => void;
   close: () => Promise<void>;
 } {
   // One pool per database, kept across runs (a run must not open new connections every chunk).
   const pools = new Map<string, PostgresqlConnector>();
-  const postgresql = (secrets: Record<string, string>) => {
+  const postgresql = (stored: Record<string, string>) => {
+    // Keyed by the resolved address: a demo database's server on a new port gets a new pool.
+    const secrets = options.resolveItems ? options.resolveItems(stored) : stored;
     const key = JSON.stringify(Object.entries(secrets).sort());
     let c = pools.get(key);
     if (!c) {

@@ -394,8 +394,14 @@ export function SyncDetailPage() {
           </Text>
           {st ? (
             <Group gap="xs" mt={4}>
-              <Badge color={LABEL_COLOR[st.label]} size="lg" variant="light" data-testid="sync-label">
-                {st.label}
+              {/* An app that cannot be reached: the sync is not Active, whatever its runs say. */}
+              <Badge
+                color={st.unreachable ? 'red' : LABEL_COLOR[st.label]}
+                size="lg"
+                variant="light"
+                data-testid="sync-label"
+              >
+                {st.unreachable ? `Can't reach ${st.unreachable}` : st.label}
               </Badge>
               {st.running ? <Loader size="xs" aria-label="Running" /> : null}
             </Group>

@@ -1,6 +1,8 @@
+import { DropTolerantClient } from '@lockstep/connectors/postgresql';
 import type { AutomapSampleInfo } from '@lockstep/contract';
 import type { AutomapColumn, SampleValues, TableInfo } from '@lockstep/engine';
-import pg from 'pg';
+import type pg from 'pg';
+import { resolveEmbeddedItems } from '../../demo/embedded-items';
 import type { AppContext } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { connectionItemsSaver } from '../../services/external-connections';
@@ -163,7 +165,13 @@ export async function readSamples(
   }
 
   if (side.type === 'postgresql') {
-    const client = new pg.Client(pgClientConfig(secrets));
+    let items: Record<string, string>;
+    try {
+      items = resolveEmbeddedItems(secrets, ctx.embeddedDatabaseUrl);
+    } catch {
+      return unavailable('The demo database is not on this server.');
+    }
+    const client = new DropTolerantClient(pgClientConfig(items));
     client.on('error', () => {});
     try {
       await client.connect();

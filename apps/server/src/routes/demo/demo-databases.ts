@@ -1,6 +1,7 @@
 import { ExternalConnection } from '@lockstep/contract';
 import { z } from 'zod';
 import { DEMO_DATABASES, type DemoDatabase } from '../../demo/demo-databases';
+import { EMBEDDED_ITEM } from '../../demo/embedded-items';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { toExternalConnection } from '../../services/external-connections';
@@ -52,7 +53,8 @@ export function demoDatabases(app: RestApp, ctx: AppContext) {
           'not_found',
         );
       }
-      const items = { connectionString: ctx.embeddedDatabaseUrl(request.params.name) };
+      // The database, not its address: the embedded server's port may change between starts.
+      const items = { [EMBEDDED_ITEM]: request.params.name };
       const row = await ctx.db
         .insertInto('external_connection')
         .values({

@@ -6,6 +6,7 @@ import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
 import { FIELD_TYPES, type FieldType } from '@lockstep/engine';
 import type { Selectable } from 'kysely';
 import type { ExternalColumnTable } from '../../db/schema';
+import { resolveEmbeddedItems } from '../../demo/embedded-items';
 import type { AppContext, Principal } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { findExternalBase } from '../../services/external-bases';
@@ -56,7 +57,7 @@ export async function loadDestination(ctx: AppContext, principal: Principal, ext
       'conflict',
     );
   }
-  const items = openSecrets(ctx, connection).connectionItems;
+  const items = resolveEmbeddedItems(openSecrets(ctx, connection).connectionItems, ctx.embeddedDatabaseUrl);
   // Supabase: PostgreSQL as Lockstep's role in the project; the base id is `<ref>:<schema>`.
   if (dest.type === 'supabase') {
     return {
