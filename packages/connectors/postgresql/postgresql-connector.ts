@@ -334,6 +334,23 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       }
     },
 
+    async readRecords(table, ids) {
+      if (ids.length === 0) return [];
+      try {
+        const t = await describe(table);
+        const pk = t.primaryKey[0] as string;
+        // Compared as text: an id may come from the other side or an issue, in any form.
+        const rows = await pool.query(
+          `select * from ${qualified(table)} where ${quoteIdent(pk)}::text = any($1::text[])`,
+          [ids],
+        );
+        return rows.rows.map((r) => toRecord(r, pk, relationColumns(t)));
+      } catch (error) {
+        if (isSchemaGone(error)) forget(table);
+        throw error instanceof Error && error.name === 'ConnectorError' ? error : mapPgError(error);
+      }
+    },
+
     async write(table, requests: WriteRequest[]): Promise<WriteResult[]> {
       let client: pg.PoolClient;
       let t: PgTable;

@@ -98,4 +98,9 @@ export type TableConnector = {
   capabilities: Capabilities;
   read(tableRemoteId: string, cursor: string | null, options: { pageSize: number }): Promise<ReadPage>;
   write(tableRemoteId: string, requests: WriteRequest[]): Promise<WriteResult[]>;
+  /**
+   * The records with these ids as they are now (ids not found are left out), for a retry or a
+   * record's status to compare live values; connectors that cannot fetch by id leave it out.
+   */
+  readRecords?(tableRemoteId: string, ids: string[]): Promise<RecordData[]>;
 };

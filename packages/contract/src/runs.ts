@@ -141,6 +141,15 @@ export const CoreMetaRecordStatus = CoreMetaRecord.extend({
     }),
   ),
   lastChange: z.object({ at: z.string(), side: z.string(), operation: z.string() }).nullable(),
+  /**
+   * Both records read live and compared with the shadow: in step only if each side holds what was
+   * last synced (null when the apps cannot be read by id, or could not be reached).
+   */
+  live: z.object({
+    inStep: z.boolean().nullable(),
+    differences: z.array(z.object({ fieldMappingId: z.string(), side: z.enum(['left', 'right']) })),
+    why: z.string().nullable(),
+  }),
 });
 
 export const RecordHistoryEntry = z.object({

@@ -1,6 +1,7 @@
 export * from './automap';
 export * from './compatibility';
 export * from './filter';
+export * from './in-step';
 export * from './match';
 export * from './reconcile';
 export * from './rich-text';

@@ -141,4 +141,60 @@ describe('PostgreSQL <-> PostgreSQL in step', () => {
     await sql('right', `delete from people where email = 'twin@example.com'`);
     await until(async () => (await nameOf('left', 'twin@example.com')).length === 0, 'delete propagated');
   });
+
+  it('keeps a retried issue open while its cause stands, and resolves it only once the record is in step', async () => {
+    await sql('right', `alter table people add constraint no_forbidden check (name <> 'Forbidden')`);
+    await sql('left', `update people set name = 'Forbidden' where email = 'p4@example.com'`);
+    const openIssue = async () =>
+      t.ctx.db
+        .selectFrom('sync_error')
+        .select(['id', 'status', 'attempts', 'side'])
+        .where('core_base_id', '=', coreBaseId)
+        .where('status', '!=', 'resolved')
+        .execute();
+    await until(async () => (await openIssue()).length === 1, 'an issue for the refused value');
+    await idle();
+    const [issue] = await openIssue();
+    expect(issue?.side).toBe('right');
+
+    // Retry with the cause unchanged: the record is read again on both sides and fails again, so the
+    // same issue stays open (no "already in step"), and no second issue appears.
+    await api('POST', `/rest/sync-errors/clear-and-retry/${issue?.id}`);
+    await until(async () => {
+      const [now] = await openIssue();
+      return now?.status === 'open' && Number(now.attempts) > Number(issue?.attempts);
+    }, 'the retry ran and failed again');
+    await idle();
+    expect((await openIssue()).map((i) => [i.id, i.status])).toEqual([[issue?.id, 'open']]);
+    expect(await nameOf('right', 'p4@example.com')).toEqual(['Person 4']);
+
+    // The cause fixed, a retry carries the value and resolves the issue.
+    await sql('right', 'alter table people drop constraint no_forbidden');
+    await api('POST', `/rest/sync-errors/clear-and-retry/${issue?.id}`);
+    await until(
+      async () => (await nameOf('right', 'p4@example.com'))[0] === 'Forbidden',
+      'the value arrives',
+    );
+    await until(async () => (await openIssue()).length === 0, 'the issue resolved');
+  });
+
+  it("reads both records live for a record's status: in step only when the apps really agree", async () => {
+    const link = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select('id')
+      .where('core_base_id', '=', coreBaseId)
+      .where('right_remote_id', '=', '5')
+      .executeTakeFirstOrThrow();
+    const status = async () => (await api('GET', `/rest/core-meta-records/${link.id}/status`)).live;
+    expect(await status()).toEqual({ inStep: true, differences: [], why: null });
+    // Switched off, an edit on the right is not synced: the status says so, with no issue open.
+    await api('PATCH', `/rest/core-bases/${coreBaseId}`, { syncState: 'off' });
+    await sql('right', `update people set name = 'Edited while off' where id = 5`);
+    const off = await status();
+    expect(off.inStep).toBe(false);
+    expect(off.differences).toEqual([expect.objectContaining({ side: 'right' })]);
+    await api('PATCH', `/rest/core-bases/${coreBaseId}`, { syncState: 'on' });
+    await until(async () => (await status()).inStep === true, 'in step again once synced');
+    expect((await sql('left', 'select name from people where id = 5'))[0]?.name).toBe('Edited while off');
+  });
 });

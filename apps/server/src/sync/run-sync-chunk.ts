@@ -25,6 +25,13 @@ import {
   storePendingRelations,
   writePendingRelations,
 } from './relations';
+import {
+  type RetriedIssue,
+  readBothSides,
+  retriedIssues,
+  retriedRecords,
+  settleRetriedIssues,
+} from './retry-records';
 import type { RuntimeConnectors } from './runtime-connectors';
 import {
   assertMappedFieldsPresent,
@@ -47,7 +54,8 @@ type Counts = Record<string, number>;
 /** A problem that stops the run (bad credentials, a missing connector): the run fails with this text. */
 class RunStop extends Error {}
 
-async function connectorFor(deps: Deps, side: SidePlan, which: Side): Promise<TableConnector> {
+/** A side's connector, opened with its connection's credentials (a broken or deleted one stops the run). */
+export async function connectorFor(deps: Deps, side: SidePlan, which: Side): Promise<TableConnector> {
   let secrets: Record<string, string> = {};
   if (side.connectionId) {
     const conn = await deps.db
@@ -289,13 +297,12 @@ async function runMapping(
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
   await recoverPendingCreates(deps, context);
   await executeApprovedDeletes(deps, context);
-  // Issues being retried: read their tables in full again, so the failed records come back.
-  const retrying = await db
-    .selectFrom('sync_error')
-    .select('id')
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', '=', 'retrying')
-    .executeTakeFirst();
+  // Issues being retried: where both apps read records by id, those records are read again on both
+  // sides and reconciled now; otherwise this pair's tables are read in full again.
+  const retried = await retriedIssues(db, coreBaseId, m.tableMappingId);
+  const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
+  if (byIds) await retryRecords(deps, context, retried, targets);
+  const retrying = retried.length > 0 && !byIds;
   const stored = await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
   const [cursorL, cursorR] = retrying ? [null, null] : stored.map((c) => c.cursor);
   const cursor = { left: cursorL ?? null, right: cursorR ?? null };
@@ -413,16 +420,64 @@ async function runMapping(
     await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page);
   }
   if (pageL.waiting || pageR.waiting) waiting.any = true;
-  if (retrying) {
-    // Whatever is still failing was reopened above as a fresh issue; the retried ones are done.
-    await db
-      .updateTable('sync_error')
-      .set({ status: 'resolved', updated_at: new Date() })
-      .where('core_base_id', '=', coreBaseId)
-      .where('status', '=', 'retrying')
-      .execute();
-  }
+  if (retrying)
+    // What still fails was reopened by its write; the others resolve only if seen in step.
+    await settleRetriedIssues(db, m, retried, {
+      left: pageL.records,
+      right: pageR.records,
+      absenceIsEvidence: pageL.scanComplete && pageR.scanComplete,
+    });
   return pageL.hasMore || pageR.hasMore;
+}
+
+/**
+ * A retry by id: the retried records are read again on both sides (a record gone is a delete),
+ * reconciled and written like any change, then each retried issue is resolved only if its record is
+ * now in step on both sides (see settleRetriedIssues).
+ */
+async function retryRecords(
+  deps: Deps,
+  a: RunContext,
+  retried: RetriedIssue[],
+  targets: Map<string, string>,
+) {
+  const { db } = deps;
+  const { links, ids } = await retriedRecords(db, a.m, retried);
+  const pages = await readBothSides(a.connectors, a.m, ids, links);
+  const resolveRelation = await relationResolver(db, a.m, targets, {
+    left: pages.left.records,
+    right: pages.right.records,
+  });
+  const result = reconcile({
+    mapping: a.m.spec,
+    links,
+    left: pages.left,
+    right: pages.right,
+    // A handful of records read by id: their deletes are evidence each, never a mass delete.
+    totalLinks: Number.MAX_SAFE_INTEGER,
+    resolveRelation,
+  });
+  await storePendingRelations(db, a, result.pendingRelations);
+  const followUps: FollowUp[] = [];
+  await applyResult(deps, {
+    ...a,
+    result,
+    shadows: new Map(links.map((l) => [l.id, l.shadow])),
+    openIssues: true,
+    followUps,
+  });
+  await settleFollowUps(deps, a, followUps, {
+    read: { left: byId(pages.left.records), right: byId(pages.right.records) },
+    resolveRelation,
+  });
+  // Read again after the writes: only what is now in step on both sides is resolved.
+  const after = await retriedRecords(db, a.m, retried);
+  const live = await readBothSides(a.connectors, a.m, after.ids, after.links);
+  await settleRetriedIssues(db, a.m, retried, {
+    left: live.left.records,
+    right: live.right.records,
+    absenceIsEvidence: true,
+  });
 }
 
 /** Writes the relations of one mapping that were waiting for their linked records to sync. */
@@ -1131,12 +1186,13 @@ async function recordIssue(
     .where('code', '=', error.code)
     // The side is part of an issue's identity: the same id may fail on both sides at once.
     .where((eb) => (side === null ? eb('side', 'is', null) : eb('side', '=', side)))
-    .where('status', '=', 'open')
+    // A retried issue that fails again is the same issue, open again (not resolved plus a new one).
+    .where('status', 'in', ['open', 'retrying'])
     .executeTakeFirst();
   if (existing) {
     await db
       .updateTable('sync_error')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
+      .set((eb) => ({ status: 'open', attempts: eb('attempts', '+', 1), updated_at: new Date() }))
       .where('id', '=', existing.id)
       .execute();
     return;

@@ -26,8 +26,12 @@ export function onSide(connector: TableConnector, side: Side, connectionId: stri
   };
   return new Proxy(connector, {
     get(target, prop, receiver) {
-      if (prop === 'read' || prop === 'write') {
-        const call = Reflect.get(target, prop, receiver) as (...args: unknown[]) => Promise<unknown>;
+      if (prop === 'read' || prop === 'write' || prop === 'readRecords') {
+        const call = Reflect.get(target, prop, receiver) as
+          | ((...args: unknown[]) => Promise<unknown>)
+          | undefined;
+        // An optional call the connector lacks stays absent, so callers can tell.
+        if (call === undefined) return undefined;
         return (...args: unknown[]) =>
           call.apply(target, args).catch((error: unknown) => {
             throw tag(error);

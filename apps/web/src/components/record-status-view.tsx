@@ -82,8 +82,22 @@ export function RecordStatusView({ sync, recordId }: { sync: CoreBase; recordId:
                 sync switched off
               </Badge>
             ) : null}
-            <Badge color={r.openIssues.length > 0 ? 'red' : 'green'} variant="light">
-              {r.openIssues.length > 0 ? `${r.openIssues.length} open issue(s)` : 'in step'}
+            {r.openIssues.length > 0 ? (
+              <Badge color="red" variant="light">
+                {`${r.openIssues.length} open issue(s)`}
+              </Badge>
+            ) : null}
+            {/* In step only when both records, read live, hold what was last synced. */}
+            <Badge
+              color={r.live.inStep === null ? 'gray' : r.live.inStep ? 'green' : 'orange'}
+              variant="light"
+              title={r.live.why ?? undefined}
+            >
+              {r.live.inStep === null
+                ? 'not checked live'
+                : r.live.inStep
+                  ? 'in step'
+                  : `differs in ${r.live.differences.length} field(s)`}
             </Badge>
           </Group>
         </Group>

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findCoreMetaRecord, toCoreMetaRecord } from '../../services/core-meta-records';
 import { iso } from '../../services/sync-logs';
+import { liveCheck } from '../../sync/live-record-check';
 
 export function getRecordStatus(app: RestApp, ctx: AppContext) {
   app.get(
@@ -35,6 +36,7 @@ export function getRecordStatus(app: RestApp, ctx: AppContext) {
       ]);
       return {
         ...toCoreMetaRecord(row),
+        live: await liveCheck(ctx, row),
         openIssues: issues.map((i) => ({
           id: i.id,
           code: i.code,
