@@ -24,15 +24,15 @@ export function differencesFromShadow(
   right: RecordData | null,
 ): Difference[] {
   const out: Difference[] = [];
-  const live = (side: Side, record: RecordData | null, fieldId: string, type: string): CanonicalValue => {
+  const live = (record: RecordData | null, fieldId: string, type: string): CanonicalValue => {
     if (!record) return null;
     const n = normalizeValue(type, record.fields[fieldId] ?? null);
     return n.ok ? n.value : (record.fields[fieldId] ?? null);
   };
   for (const fm of mapping.fields) {
     const sf = shadow?.[fm.id] ?? null;
-    const l = live('left', left, fm.left.id, fm.left.type);
-    const r = live('right', right, fm.right.id, fm.right.type);
+    const l = live(left, fm.left.id, fm.left.type);
+    const r = live(right, fm.right.id, fm.right.type);
     for (const [side, record, value] of [
       ['left', left, l],
       ['right', right, r],
