@@ -76,6 +76,10 @@ async function createChangeTables(client: pg.ClientBase) {
   await client.query(
     'create index if not exists applied_writes_applied_at_idx on lockstep.applied_writes (applied_at)',
   );
+  // 'c' a create, 'u' an update (kept a day: only a crashed run's replay asks for it).
+  await client.query(
+    `alter table lockstep.applied_writes add column if not exists op char(1) not null default 'c'`,
+  );
   await createCaptureState(client);
 }
 
@@ -89,6 +93,8 @@ async function createCaptureState(client: pg.ClientBase) {
 export const CHANGE_RETENTION = '7 days';
 /** Idempotency keys are kept this long: a create is retried within minutes or hours, not a month. */
 export const APPLIED_WRITE_RETENTION = '30 days';
+/** An update's key only serves the replay of a run that crashed around its commit. */
+export const APPLIED_UPDATE_RETENTION = '1 day';
 
 /**
  * Keeps the `lockstep` schema from growing without end in the user's database: changes older
@@ -156,9 +162,14 @@ export async function pruneChangeLog(
          delete from lockstep.applied_writes where idempotency_key in (
            select idempotency_key from lockstep.applied_writes
             where applied_at < now() - $1::interval order by applied_at limit $2)
+         returning 1),
+       updates as (
+         delete from lockstep.applied_writes where idempotency_key in (
+           select idempotency_key from lockstep.applied_writes
+            where op = 'u' and applied_at < now() - $3::interval order by applied_at limit $2)
          returning 1)
-       select count(*)::int as n from gone`,
-      [APPLIED_WRITE_RETENTION, batch],
+       select (select count(*) from gone)::int + (select count(*) from updates)::int as n`,
+      [APPLIED_WRITE_RETENTION, batch, APPLIED_UPDATE_RETENTION],
     );
     await client.query('commit');
     return { changes, appliedWrites: applied.rows[0]?.n ?? 0 };
@@ -223,10 +234,15 @@ export async function changeHorizon(client: pg.ClientBase): Promise<string> {
   return String(r.rows[0].x);
 }
 
-/** Change tables made before commit-order reads get their `xid` column (once per database). */
-export async function hasCommitOrder(client: pg.ClientBase): Promise<boolean> {
+/**
+ * Whether the change tables have this version's columns (`changes.xid`, `applied_writes.op`); tables
+ * made by an earlier version are upgraded by ensureChangeTables. False before any install.
+ */
+export async function hasCurrentChangeTables(client: pg.ClientBase): Promise<boolean> {
   const r = await client.query(
-    `select 1 from pg_attribute where attrelid = 'lockstep.changes'::regclass and attname = 'xid' and not attisdropped`,
+    `select count(*)::int as n from pg_attribute
+      where not attisdropped and ((attrelid = to_regclass('lockstep.changes') and attname = 'xid')
+         or (attrelid = to_regclass('lockstep.applied_writes') and attname = 'op'))`,
   );
-  return (r.rowCount ?? 0) > 0;
+  return r.rows[0]?.n === 2;
 }

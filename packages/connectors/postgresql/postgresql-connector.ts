@@ -8,7 +8,7 @@ import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk
 import {
   changeHorizon,
   ensureChangeTables,
-  hasCommitOrder,
+  hasCurrentChangeTables,
   installChangeCapture,
   pruneChangeLog,
   prunedPosition,
@@ -154,8 +154,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
   pool.on('error', () => {});
   const logical = items.changeCapture === 'logical';
   let lastPruned = 0;
-  /** The database's change table has its `xid` column (checked once per connector). */
-  let commitOrderReady = false;
+  /** The database's change tables have this version's columns (checked once per connector). */
+  let changeTablesCurrent = false;
   const described = new Map<string, PgTable>();
   const typed = new Map<string, Map<string, string>>();
   async function typesOf(client: pg.PoolClient, table: string) {
@@ -216,9 +216,9 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             const capture = logical ? ((await currentEpoch(client)) ?? undefined) : undefined;
             if (cursor.capture !== capture) cursor = null;
             else {
-              if (!commitOrderReady) {
-                if (!(await hasCommitOrder(client))) await ensureChangeTables(client);
-                commitOrderReady = true;
+              if (!changeTablesCurrent) {
+                if (!(await hasCurrentChangeTables(client))) await ensureChangeTables(client);
+                changeTablesCurrent = true;
               }
               // Changes after the cursor were pruned (a reader away longer than the retention).
               if (
@@ -233,7 +233,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             let epoch: string | undefined;
             if (logical) epoch = await registerLogicalCapture(client, table, pk);
             else await installChangeCapture(client, table, pk);
-            commitOrderReady = true;
+            changeTablesCurrent = true;
             // Every transaction below the horizon committed before the scan starts, so the scan sees
             // its rows; changes of the others are read after the scan (some twice, which is harmless).
             cursor = {
@@ -673,6 +673,10 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       };
 
       try {
+        if (!changeTablesCurrent) {
+          if (!(await hasCurrentChangeTables(client))) await ensureChangeTables(client);
+          changeTablesCurrent = true;
+        }
         types = await typesOf(client, table);
         await client.query('begin');
         // Our own writes are tagged, so change capture can tell them from the users' edits.
@@ -680,8 +684,9 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         // Logical decoding cannot see that setting: a message in the transaction's WAL marks it.
         if (logical) await emitOwnWriteMark(client);
 
-        // Creates already applied (a retry after a crash or a timeout) return the row they made.
-        const createKeys = requests.flatMap((r) => (r.kind === 'create' ? [r.idempotencyKey] : []));
+        // Creates and updates already applied (a retry after a crash or a timeout) are not written
+        // again: a create returns the row it made, an update the row as it is now.
+        const createKeys = requests.flatMap((r) => (r.kind !== 'delete' ? [r.idempotencyKey] : []));
         const applied = new Map<string, string>();
         if (createKeys.length) {
           const found = await client.query(
@@ -700,7 +705,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           ).rows as Record<string, unknown>[];
           const byPk = new Map(rows.map((row) => [String(row[pk]), row]));
           for (const [i, r] of requests.entries()) {
-            const at = r.kind === 'create' ? applied.get(r.idempotencyKey) : undefined;
+            const at = r.kind !== 'delete' ? applied.get(r.idempotencyKey) : undefined;
             if (at !== undefined) results[i] = done(at, byPk.get(at));
           }
         }
@@ -744,6 +749,18 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           if (prior?.ok) results[i] = prior;
           else await single(i);
         }
+        // Updates leave their keys too (kept a day, see pruneChangeLog): a run that crashed after
+        // this commit replays the update and learns it landed, so it does not take a later edit of
+        // the row for a conflict with it.
+        const updated = requests.flatMap((r, i) =>
+          r.kind === 'update' && results[i]?.ok && !applied.has(r.idempotencyKey) ? [r] : [],
+        );
+        if (updated.length)
+          await client.query(
+            `insert into lockstep.applied_writes (idempotency_key, table_name, pk, op)
+               select k, $2, p, 'u' from unnest($1::text[], $3::text[]) as u(k, p) on conflict do nothing`,
+            [updated.map((r) => r.idempotencyKey), table, updated.map((r) => r.remoteId)],
+          );
         await client.query('commit');
         return results;
       } catch (error) {

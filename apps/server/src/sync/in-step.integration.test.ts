@@ -18,6 +18,8 @@ const sql = (side: 'left' | 'right', text: string) => query(urls[side], text);
 
 /** A user's edit that lands on a side right before Lockstep's next write there (after its read). */
 const beforeNextWrite: Partial<Record<'left' | 'right', () => Promise<void>>> = {};
+/** What happens right after Lockstep's next update there committed (e.g. the worker dies). */
+const afterNextWrite: Partial<Record<'left' | 'right', () => Promise<void>>> = {};
 
 async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
   const end = Date.now() + ms;
@@ -57,7 +59,13 @@ beforeAll(async () => {
           delete beforeNextWrite[side];
           await hook();
         }
-        return real.write(table, requests);
+        const results = await real.write(table, requests);
+        const after = afterNextWrite[side];
+        if (after && requests.some((r) => r.kind === 'update')) {
+          delete afterNextWrite[side];
+          await after();
+        }
+        return results;
       },
     };
     return wrapped;
@@ -196,5 +204,27 @@ describe('PostgreSQL <-> PostgreSQL in step', () => {
     await api('PATCH', `/rest/core-bases/${coreBaseId}`, { syncState: 'on' });
     await until(async () => (await status()).inStep === true, 'in step again once synced');
     expect((await sql('left', 'select name from people where id = 5'))[0]?.name).toBe('Edited while off');
+  });
+
+  it('takes an edit made after a crash between a write and its bookkeeping as the later edit, not a conflict', async () => {
+    // The run writes the left's edit to the right, which commits; the worker dies before it records
+    // that; meanwhile a person edits the right again. The left is the winner side, yet the right's
+    // later edit must win: the left's was already carried over before it was made.
+    afterNextWrite.right = async () => {
+      await sql('right', `update people set name = 'Later on the right' where email = 'p3@example.com'`);
+      throw new Error('the worker died before its bookkeeping');
+    };
+    await sql('left', `update people set name = 'Earlier on the left' where email = 'p3@example.com'`);
+    await until(
+      async () =>
+        (await nameOf('left', 'p3@example.com'))[0] === 'Later on the right' &&
+        (await nameOf('right', 'p3@example.com'))[0] === 'Later on the right',
+      'the later edit on both sides',
+      40_000,
+    );
+    await idle();
+    expect(await nameOf('right', 'p3@example.com')).toEqual(['Later on the right']);
+    const pending = await t.ctx.db.selectFrom('pending_write').select('idempotency_key').execute();
+    expect(pending).toEqual([]);
   });
 });

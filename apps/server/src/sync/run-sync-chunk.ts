@@ -548,6 +548,7 @@ async function recoverPendingCreates(deps: Deps, a: RunContext) {
     .where('core_base_id', '=', a.coreBaseId)
     .where('operation', '=', 'create')
     .execute();
+  await recoverPendingUpdates(deps, a);
   // Sent again in the connector's batch sizes (a crash can leave a whole batch pending); the app
   // recognises each key, so a create it already made is returned, not made twice.
   const pending = rows
@@ -566,6 +567,60 @@ async function recoverPendingCreates(deps: Deps, a: RunContext) {
           fields: (p.op as Extract<WriteOp, { kind: 'create' }>).fields,
           idempotencyKey: p.op.idempotencyKey,
         })),
+      );
+      await deps.db.transaction().execute(async (trx) => {
+        for (const [j, p] of batch.entries()) {
+          const r = results[j];
+          if (r?.ok) await applySuccess(trx, a, p.op, r.remoteId, r.postImage, true);
+        }
+        await trx
+          .deleteFrom('pending_write')
+          .where(
+            'idempotency_key',
+            'in',
+            batch.map((p) => p.key),
+          )
+          .execute();
+      });
+    }
+  }
+}
+
+/**
+ * Updates a crash interrupted (recorded as pending, never confirmed) are sent again with their keys
+ * and their expected values: one that had landed (the app knows its key) or lands now moves the
+ * shadow to what it wrote, so an edit made on that record since is read as the later edit it is,
+ * not as a conflict with an earlier value. One refused (the record changed and it never landed) is
+ * dropped: the next read finds both edits and the table pair's rule decides, as for any conflict.
+ */
+async function recoverPendingUpdates(deps: Deps, a: RunContext) {
+  const rows = await deps.db
+    .selectFrom('pending_write')
+    .select(['idempotency_key', 'payload'])
+    .where('core_base_id', '=', a.coreBaseId)
+    .where('operation', '=', 'update')
+    .execute();
+  const pending = rows
+    .map((row) => ({ key: row.idempotency_key, ...(row.payload as { tableMappingId: string; op: WriteOp }) }))
+    .filter((p) => p.tableMappingId === a.m.tableMappingId && p.op.kind === 'update');
+  for (const side of ['left', 'right'] as const) {
+    const mine = pending.filter((p) => p.op.side === side);
+    const table = side === 'left' ? a.m.left.tableRemoteId : a.m.right.tableRemoteId;
+    const size = Math.max(1, a.connectors[side].capabilities.batchSize);
+    for (let i = 0; i < mine.length; i += size) {
+      const batch = mine.slice(i, i + size);
+      const results = await a.connectors[side].write(
+        table,
+        batch.map((p) => {
+          const op = p.op as Extract<WriteOp, { kind: 'update' }>;
+          return {
+            kind: 'update' as const,
+            remoteId: op.remoteId,
+            fields: op.fields,
+            idempotencyKey: op.idempotencyKey,
+            expected: op.expected,
+          };
+        }),
       );
       await deps.db.transaction().execute(async (trx) => {
         for (const [j, p] of batch.entries()) {
@@ -819,19 +874,22 @@ async function applyResult(deps: Deps, a: ApplyInput) {
     for (const batch of batches) {
       const side = batch.side;
       const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
-      // Creates are recorded before calling the app: a crash between the write and the link is
-      // recognised and the create replayed with its key (recoverPendingCreates). Updates and deletes
-      // need no record: their cursor has not moved, so the next run reads and writes them again.
+      // Creates and updates are recorded before calling the app: a crash between the write and its
+      // bookkeeping is recognised and the write replayed with its key (recoverPendingWrites), so a
+      // create is linked rather than copied back, and an update that landed moves the shadow rather
+      // than making a later edit of that record look like a conflict with it. Deletes need no
+      // record: their cursor has not moved, so the next run reads and writes them again.
       const ops = batch.operations;
-      const creates = ops.filter((op) => op.kind === 'create');
-      // The payload is what a replay needs: the fields, not the intended shadow (half the bytes of
-      // the bookkeeping a first sync writes per row; a replay derives the shadow, recoveredShadow).
+      const creates = ops.filter((op) => op.kind === 'create' || op.kind === 'update');
+      // The payload is what a replay needs: a create's fields, not its intended shadow (half the
+      // bytes of the bookkeeping a first sync writes per row; a replay derives it, recoveredShadow);
+      // an update's intended shadow too (a replay that finds it landed stores it).
       const pending = rowsDoc(
-        creates.map(({ intended: _intended, ...op }) => ({
+        creates.map(({ intended, ...op }) => ({
           k: op.idempotencyKey,
           l: op.linkId,
           o: op.kind,
-          p: { tableMappingId: m.tableMappingId, op },
+          p: { tableMappingId: m.tableMappingId, op: op.kind === 'update' ? { ...op, intended } : op },
         })),
       );
       if (creates.length > 0)
