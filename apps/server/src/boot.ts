@@ -9,6 +9,8 @@ import { resolveEmbeddedItems } from './demo/embedded-items';
 import type { AppContext } from './http/context';
 import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
+import { takeOverRun } from './jobs/sync-run';
+import { startWorkerLiveness } from './jobs/worker-liveness';
 import { type SandboxApps, startSandboxApps } from './sandbox/sandbox-apps';
 import { loadSecrets } from './secrets';
 import { createSecretBox } from './services/secret-box';
@@ -139,8 +141,20 @@ export async function boot(
       }),
       sandbox,
     };
+    // Worker processes hold a liveness lock, so a dead one's runs are taken over in seconds.
+    const liveness =
+      (options.runWorkers ?? config.role !== 'api')
+        ? await startWorkerLiveness({
+            db,
+            boss,
+            databaseUrl,
+            takeOver: (jobId, coreBaseId) => takeOverRun(boss, jobId, coreBaseId),
+            log,
+          })
+        : undefined;
     await registerJobs(boss, {
       db,
+      liveness,
       runWorkers: options.runWorkers ?? config.role !== 'api',
       runner: createSyncRunner({ db, secretBox, connectors: runtimeConnectors }),
       secretBox,
@@ -162,6 +176,7 @@ export async function boot(
       databaseUrl,
       embedded,
       close: async () => {
+        await liveness?.stop();
         await changeListener.stop();
         await boss.stop({ graceful: true, timeout: 10_000 });
         await runtimeConnectors.close();

@@ -274,6 +274,13 @@ export type PendingWriteTable = {
   created_at: Timestamp;
 };
 
+export type RunClaimTable = {
+  job_id: string;
+  core_base_id: string;
+  worker_key: number;
+  claimed_at: Generated<Timestamp>;
+};
+
 export type DeleteApprovalTable = {
   id: Generated<string>;
   owner_id: string;
@@ -366,6 +373,7 @@ export type Database = {
   sync_preview_record: SyncPreviewRecordTable;
   sync_preview_problem: SyncPreviewProblemTable;
   pending_write: PendingWriteTable;
+  run_claim: RunClaimTable;
   pending_relation: PendingRelationTable;
   delete_approval: DeleteApprovalTable;
   held_conflict: HeldConflictTable;

@@ -11,12 +11,15 @@ import { registerReleaseIdleChangeCapture } from './release-idle-change-capture'
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
+import type { WorkerLiveness } from './worker-liveness';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
 export async function registerJobs(
   boss: PgBoss,
   deps: {
     db: Db;
+    /** This worker process's liveness lock (worker processes only). */
+    liveness?: WorkerLiveness;
     runWorkers: boolean;
     runner: SyncRunner;
     secretBox: SecretBox;

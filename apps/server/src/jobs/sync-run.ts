@@ -2,6 +2,7 @@ import { ConnectorError } from '@lockstep/connectors';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
+import type { WorkerLiveness } from './worker-liveness';
 
 export const SYNC_RUN = 'sync-run';
 export type ChunkResult = 'more_work' | 'done' | 'failed';
@@ -121,9 +122,15 @@ const RUN_RETRY_LIMIT = 5;
 /** Sync runs one worker process carries at once (`LOCKSTEP_WORKER_CONCURRENCY`, 4 by default). */
 export const RUN_CONCURRENCY = Math.max(1, Number(process.env.LOCKSTEP_WORKER_CONCURRENCY ?? 4) || 4);
 
+/** A dead worker's run: its job cancelled and the sync queued again (it resumes the running log). */
+export async function takeOverRun(boss: PgBoss, jobId: string, coreBaseId: string) {
+  await boss.cancel(SYNC_RUN, jobId).catch(() => {});
+  await requestSyncRun(boss, coreBaseId, 'resume', PRIORITY.user);
+}
+
 export async function registerSyncRun(
   boss: PgBoss,
-  deps: { db: Db; runner: SyncRunner; runWorkers: boolean },
+  deps: { db: Db; runner: SyncRunner; runWorkers: boolean; liveness?: WorkerLiveness },
 ) {
   await boss.createQueue(SYNC_RUN, {
     policy: 'stately',
@@ -150,8 +157,12 @@ export async function registerSyncRun(
     async (jobs) => {
       for (const job of jobs) {
         try {
+          // Without a claim the run is still carried; only its fast takeover is lost.
+          await deps.liveness?.claim(job.id, job.data.coreBaseId).catch(() => {});
           await handleSyncRun(deps.db, boss, deps.runner, job.data);
+          await deps.liveness?.release(job.id);
         } catch (error) {
+          await deps.liveness?.release(job.id).catch(() => {});
           // Thrown means transient: pg-boss retries with backoff; say why in the log.
           console.error(
             `sync-run ${job.data.coreBaseId} failed, will retry: ${error instanceof Error ? error.message : String(error)}`,

@@ -5,6 +5,7 @@ import * as m0003 from './0003-rate-limits';
 import * as m0004 from './0004-first-sync-staging';
 import * as m0005 from './0005-pending-relations';
 import * as m0006 from './0006-lean-bookkeeping-keys';
+import * as m0007 from './0007-run-claims';
 
 /** Migrations in order; names are stable once shipped. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-first-sync-staging': m0004,
   '0005-pending-relations': m0005,
   '0006-lean-bookkeeping-keys': m0006,
+  '0007-run-claims': m0007,
 };

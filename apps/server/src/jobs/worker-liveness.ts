@@ -1,0 +1,131 @@
+import { randomInt } from 'node:crypto';
+import { DropTolerantClient } from '@lockstep/connectors/postgresql';
+import { sql } from 'kysely';
+import type { PgBoss } from 'pg-boss';
+import type { Db } from '../db/database';
+
+/** Advisory lock class of worker liveness locks (the key is the worker's). */
+const LIVENESS_CLASS = 7_311_001;
+/** How often the reaper looks for runs whose worker died. */
+const REAP_EVERY_MS = 1_000;
+/** A worker seen without its lock this long apart twice is dead (not reconnecting its lock). */
+const DEAD_CONFIRM_MS = 1_500;
+
+export type WorkerLiveness = {
+  key: number;
+  /** Records that this process carries the job (until `release`). */
+  claim(jobId: string, coreBaseId: string): Promise<void>;
+  release(jobId: string): Promise<void>;
+  stop(): Promise<void>;
+};
+
+/**
+ * Tells in seconds that a worker process died, so its sync runs are taken over at once instead of
+ * after a missed queue heartbeat (at least 10 s, then the supervisor's interval: ~25 s, while edits
+ * pile up). Each worker holds a session advisory lock on a connection of its own: PostgreSQL drops
+ * it the moment the process dies (the socket closes), while a process that is merely busy (a long
+ * reconcile blocking its event loop) keeps it, which a timer-based lease would not. A lock seen free
+ * twice, 1.5 s apart (a worker whose lock connection was cut takes it again within ~0.2 s), marks
+ * the worker dead: its runs are cancelled in the queue and queued again, to resume from what they
+ * recorded.
+ */
+export async function startWorkerLiveness(deps: {
+  db: Db;
+  boss: PgBoss;
+  databaseUrl: string;
+  /** Cancels a dead worker's job and queues the sync again. */
+  takeOver: (jobId: string, coreBaseId: string) => Promise<void>;
+  log?: (line: string) => void;
+}): Promise<WorkerLiveness> {
+  const key = randomInt(1, 2 ** 31 - 1);
+  let stopped = false;
+  let holder: DropTolerantClient | null = null;
+
+  async function hold(): Promise<void> {
+    const client = new DropTolerantClient({
+      connectionString: deps.databaseUrl,
+      application_name: 'lockstep-liveness',
+    });
+    client.on('end', () => {
+      if (holder === client) holder = null;
+      if (!stopped) setTimeout(() => void hold().catch(() => retry()), 200).unref();
+    });
+    await client.connect();
+    await client.query('select pg_advisory_lock($1, $2)', [LIVENESS_CLASS, key]);
+    holder = client;
+  }
+  function retry() {
+    if (!stopped) setTimeout(() => void hold().catch(() => retry()), 1_000).unref();
+  }
+  await hold();
+
+  /** When each other worker was first seen without its lock (this process's view). */
+  const suspects = new Map<number, number>();
+  let reaping = false;
+  async function reap() {
+    if (reaping || stopped) return;
+    reaping = true;
+    try {
+      const workers = (
+        await sql<{
+          worker_key: number;
+        }>`select distinct worker_key from run_claim where worker_key <> ${key}`.execute(deps.db)
+      ).rows.map((r) => r.worker_key);
+      for (const worker of workers) {
+        // Taken and given back in one statement, on one session (CASE keeps the order).
+        const free = (
+          await sql<{ free: boolean }>`select case when pg_try_advisory_lock(${LIVENESS_CLASS}, ${worker})
+              then pg_advisory_unlock(${LIVENESS_CLASS}, ${worker}) else false end as free`.execute(deps.db)
+        ).rows[0]?.free;
+        if (!free) {
+          suspects.delete(worker);
+          continue;
+        }
+        const since = suspects.get(worker);
+        if (since === undefined) {
+          suspects.set(worker, Date.now());
+          continue;
+        }
+        if (Date.now() - since < DEAD_CONFIRM_MS) continue;
+        suspects.delete(worker);
+        const taken = (
+          await sql<{
+            job_id: string;
+            core_base_id: string;
+          }>`delete from run_claim where worker_key = ${worker}
+            returning job_id, core_base_id`.execute(deps.db)
+        ).rows;
+        for (const t of taken) {
+          deps.log?.(`worker ${worker} died; its run of ${t.core_base_id} is resumed`);
+          await deps.takeOver(t.job_id, t.core_base_id);
+        }
+      }
+    } catch (error) {
+      deps.log?.(`run reaper: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      reaping = false;
+    }
+  }
+  const timer = setInterval(() => void reap(), REAP_EVERY_MS);
+  timer.unref();
+
+  return {
+    key,
+    async claim(jobId, coreBaseId) {
+      await sql`insert into run_claim (job_id, core_base_id, worker_key) values (${jobId}::uuid, ${coreBaseId}::uuid, ${key})
+        on conflict (job_id) do update set worker_key = excluded.worker_key, claimed_at = now()`.execute(
+        deps.db,
+      );
+    },
+    async release(jobId) {
+      await sql`delete from run_claim where job_id = ${jobId}::uuid`.execute(deps.db);
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      const last = holder;
+      holder = null;
+      await last?.end().catch(() => {});
+    },
+  };
+}
