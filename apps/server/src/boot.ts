@@ -156,7 +156,12 @@ export async function boot(
       db,
       liveness,
       runWorkers: options.runWorkers ?? config.role !== 'api',
-      runner: createSyncRunner({ db, secretBox, connectors: runtimeConnectors }),
+      runner: createSyncRunner({
+        db,
+        secretBox,
+        connectors: runtimeConnectors,
+        localDevPlan: config.environment === 'local',
+      }),
       secretBox,
       connectors: runtimeConnectors,
       ctx,

@@ -31,3 +31,23 @@ export async function rescanTablesOf(db: Db, coreMetaRecordId: string): Promise<
     )
     .execute();
 }
+
+/** Forgets the cursors of these tables (a null cursor row each, as above): the next run reads them in full. */
+export async function rescanTables(db: Db, ownerId: string, tableIds: string[]): Promise<void> {
+  await db
+    .insertInto('sync_cursor')
+    .values(
+      tableIds.map((id) => ({
+        external_table_id: id,
+        owner_id: ownerId,
+        cursor: null,
+        full_scan_complete: false,
+      })),
+    )
+    .onConflict((oc) =>
+      oc
+        .column('external_table_id')
+        .doUpdateSet({ cursor: null, full_scan_complete: false, updated_at: new Date() }),
+    )
+    .execute();
+}

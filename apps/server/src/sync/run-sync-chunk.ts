@@ -18,6 +18,7 @@ import { connectionItemsSaver } from '../services/external-connections';
 import type { SecretBox } from '../services/secret-box';
 import { firstSyncStep } from './first-sync';
 import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
+import { holdCreatesOverLimit, releaseHeldCreates } from './record-limit';
 import {
   orderByLinks,
   relationResolver,
@@ -48,7 +49,13 @@ const pageSizeOf = (c: TableConnector) => Math.max(PAGE_SIZE, c.capabilities.bat
 /** Write batches of at most this many, so a page's batches can be pipelined (see applyResult). */
 const PIPELINED_BATCH = 1000;
 
-type Deps = { db: Db; secretBox: SecretBox; connectors: RuntimeConnectors };
+type Deps = {
+  db: Db;
+  secretBox: SecretBox;
+  connectors: RuntimeConnectors;
+  /** A user without a plan works on the dev plan's limits (a local server). */
+  localDevPlan?: boolean;
+};
 type Counts = Record<string, number>;
 
 /** A problem that stops the run (bad credentials, a missing connector): the run fails with this text. */
@@ -299,6 +306,9 @@ async function runMapping(
   await executeApprovedDeletes(deps, context);
   // Issues being retried: where both apps read records by id, those records are read again on both
   // sides and reconciled now; otherwise this pair's tables are read in full again.
+  const limits = { ownerId, coreBaseId, m, localDevPlan: deps.localDevPlan ?? false };
+  // Creates held back by the record limit are looked for again once the plan has room.
+  await releaseHeldCreates(db, limits);
   const retried = await retriedIssues(db, coreBaseId, m.tableMappingId);
   const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
   if (byIds) await retryRecords(deps, context, retried, targets);
@@ -384,6 +394,7 @@ async function runMapping(
     totalLinks: Number(total.n),
     resolveRelation,
   });
+  result.operations = await holdCreatesOverLimit(db, limits, result.operations);
   // Before the writes: a crash after them still leaves the relations to write later.
   await storePendingRelations(db, context, result.pendingRelations);
   await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
@@ -427,6 +438,8 @@ async function runMapping(
       right: pageR.records,
       absenceIsEvidence: pageL.scanComplete && pageR.scanComplete,
     });
+  // This run's deletes may have made room for creates held back earlier: read again at once.
+  if (await releaseHeldCreates(db, limits)) return true;
   return pageL.hasMore || pageR.hasMore;
 }
 

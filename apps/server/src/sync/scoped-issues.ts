@@ -6,7 +6,12 @@ import type { Side } from '../db/schema';
  * open issue per scope, counted again while the problem lasts, resolved when it is gone. The scope
  * lives in `details.scope` (with `details.tableMappingId` for a table pair).
  */
-type ScopeKey = { coreBaseId: string; scope: 'table' | 'outage'; tableMappingId?: string; code?: string };
+type ScopeKey = {
+  coreBaseId: string;
+  scope: 'table' | 'outage' | 'record_limit';
+  tableMappingId?: string;
+  code?: string;
+};
 
 function openInScope(db: Db, key: ScopeKey) {
   let q = db
