@@ -1,9 +1,17 @@
 import type { TableMappingInput } from '@lockstep/contract';
-import { checkFieldMapping, FIELD_TYPES, type FieldSpec, refersTo, validateFilter } from '@lockstep/engine';
+import {
+  checkFieldMapping,
+  FIELD_TYPES,
+  type FieldSpec,
+  refersTo,
+  stableJson,
+  validateFilter,
+} from '@lockstep/engine';
 import type { z } from 'zod';
 import type { Db } from '../db/database';
 import { HttpError } from '../http/http-error';
 import type { CoreBaseRow } from './core-bases';
+import { rescanTables as rescanTablesIn } from './rescan';
 
 type Input = z.infer<typeof TableMappingInput>;
 
@@ -130,6 +138,13 @@ export async function replaceTableMappings(
         ...(m.deleteProtection === undefined ? {} : { delete_protection: m.deleteProtection }),
         updated_at: new Date(),
       };
+      const before = m.id
+        ? await trx
+            .selectFrom('table_mapping')
+            .select(['filter', 'sync_direction', 'left_table_id', 'right_table_id'])
+            .where('id', '=', m.id)
+            .executeTakeFirst()
+        : undefined;
       const id = m.id
         ? (
             await trx
@@ -146,22 +161,65 @@ export async function replaceTableMappings(
               .returning('id')
               .executeTakeFirstOrThrow()
           ).id;
-      await trx.deleteFrom('column_mapping').where('table_mapping_id', '=', id).execute();
-      if (m.columnMappings.length > 0) {
+      // A field pair sent again keeps its id: the shadow of every linked record is keyed by it, and
+      // a new id would make each synced value look never synced (an edit could then lose to the
+      // winner side's old value). Only pairs no longer sent go; new ones are added.
+      const had = await trx
+        .selectFrom('column_mapping')
+        .select(['id', 'left_column_id', 'right_column_id', 'sync_direction', 'owner_side'])
+        .where('table_mapping_id', '=', id)
+        .execute();
+      const pairKey = (l: string, r: string) => `${l}\u0000${r}`;
+      const existingPair = new Map(had.map((c) => [pairKey(c.left_column_id, c.right_column_id), c]));
+      const sent = new Set(m.columnMappings.map((c) => pairKey(c.leftColumnId, c.rightColumnId)));
+      const gone = had.filter((c) => !sent.has(pairKey(c.left_column_id, c.right_column_id)));
+      if (gone.length > 0)
         await trx
-          .insertInto('column_mapping')
-          .values(
-            m.columnMappings.map((c) => ({
-              owner_id: coreBase.owner_id,
-              table_mapping_id: id,
-              left_column_id: c.leftColumnId,
-              right_column_id: c.rightColumnId,
-              sync_direction: c.syncDirection,
-              owner_side: c.ownerSide,
-            })),
+          .deleteFrom('column_mapping')
+          .where(
+            'id',
+            'in',
+            gone.map((c) => c.id),
           )
           .execute();
+      let fieldsChanged = false;
+      for (const c of m.columnMappings) {
+        const was = existingPair.get(pairKey(c.leftColumnId, c.rightColumnId));
+        const ownerSide = c.ownerSide ?? null;
+        if (was) {
+          if (was.sync_direction !== c.syncDirection || (was.owner_side ?? null) !== ownerSide) {
+            fieldsChanged = true;
+            await trx
+              .updateTable('column_mapping')
+              .set({ sync_direction: c.syncDirection, owner_side: c.ownerSide })
+              .where('id', '=', was.id)
+              .execute();
+          }
+          continue;
+        }
+        fieldsChanged = true;
+        await trx
+          .insertInto('column_mapping')
+          .values({
+            owner_id: coreBase.owner_id,
+            table_mapping_id: id,
+            left_column_id: c.leftColumnId,
+            right_column_id: c.rightColumnId,
+            sync_direction: c.syncDirection,
+            owner_side: c.ownerSide,
+          })
+          .execute();
       }
+      // What a live pair syncs changed (its filter, direction or fields): both tables are read in
+      // full at the next run, so records entering the filter and newly mapped fields are synced;
+      // records leaving the filter are left alone (see reconcile).
+      const changed =
+        before !== undefined &&
+        (fieldsChanged ||
+          stableJson(before.filter ?? null) !== stableJson(m.filter ?? null) ||
+          before.sync_direction !== values.sync_direction);
+      if (changed && before)
+        await rescanTablesIn(trx, coreBase.owner_id, [before.left_table_id, before.right_table_id]);
     }
   });
 }

@@ -227,4 +227,53 @@ describe('PostgreSQL <-> PostgreSQL in step', () => {
     const pending = await t.ctx.db.selectFrom('pending_write').select('idempotency_key').execute();
     expect(pending).toEqual([]);
   });
+
+  it('loses no edit around a live filter or mapping change, and re-reads what enters the filter', async () => {
+    const core = await api('GET', `/rest/core-bases/${coreBaseId}`);
+    const tm = core.mappings.tableMappings[0];
+    // The mapping as the web app sends it back (column mappings re-sent), with a filter added.
+    const patchFilter = (filter: unknown) =>
+      api('PATCH', `/rest/core-bases/${coreBaseId}`, {
+        mappings: {
+          tableMappings: [
+            {
+              id: tm.id,
+              leftTableId: tm.leftTableId,
+              rightTableId: tm.rightTableId,
+              matchOnFieldId: tm.matchOnFieldId,
+              conflictWinnerSide: tm.conflictWinnerSide,
+              filter,
+              columnMappings: tm.columnMappings.map((c: { leftColumnId: string; rightColumnId: string }) => ({
+                leftColumnId: c.leftColumnId,
+                rightColumnId: c.rightColumnId,
+              })),
+            },
+          ],
+        },
+      });
+    await patchFilter({ side: 'left', fieldId: 'name', op: 'contains', value: 'keep' });
+    // Two edits on the right within a second of the change: one record in the filter, one outside.
+    await sql('left', `update people set name = 'keep this one' where email = 'p1@example.com'`);
+    await sql('right', `update people set name = 'Right edit, kept' where email = 'p1@example.com'`);
+    await sql('left', `update people set name = 'left out' where email = 'p5@example.com'`);
+    // The left wins the same-field conflict on p1 by the pair's rule; the edit is not lost unseen.
+    await until(
+      async () => (await nameOf('right', 'p1@example.com'))[0] === 'keep this one',
+      'the edit inside the filter',
+    );
+    await idle();
+    // Outside the filter: left alone, not written.
+    expect(await nameOf('right', 'p5@example.com')).not.toEqual(['left out']);
+    // The filter cleared: the record enters it and its edit arrives.
+    await patchFilter(null);
+    await until(
+      async () => (await nameOf('right', 'p5@example.com'))[0] === 'left out',
+      'the record entering',
+    );
+    // The field mappings kept their ids: every synced value still has its shadow.
+    const after = await api('GET', `/rest/core-bases/${coreBaseId}`);
+    expect(after.mappings.tableMappings[0].columnMappings.map((c: { id: string }) => c.id).sort()).toEqual(
+      tm.columnMappings.map((c: { id: string }) => c.id).sort(),
+    );
+  });
 });
