@@ -10,7 +10,7 @@ type Stored = { id: string; fields: Record<string, CanonicalValue> };
  */
 export class MemoryApp {
   readonly records = new Map<string, Stored>();
-  private readonly log: { seq: number; id: string; op: 'upsert' | 'delete' }[] = [];
+  private readonly log: { seq: number; id: string; op: 'upsert' | 'delete'; visible: boolean }[] = [];
   private readonly appliedKeys = new Map<string, string>();
   private seq = 0;
   private nextId = 1;
@@ -31,7 +31,7 @@ export class MemoryApp {
       clean[k] = n;
     }
     this.records.set(id, { id, fields: clean });
-    this.log.push({ seq: ++this.seq, id, op: 'upsert' });
+    this.log.push({ seq: ++this.seq, id, op: 'upsert', visible: true });
     return { id, fields: { ...clean } };
   }
 
@@ -46,7 +46,27 @@ export class MemoryApp {
     if (r) this.store(id, { ...r.fields, ...fields });
   }
   userDelete(id: string) {
-    if (this.records.delete(id)) this.log.push({ seq: ++this.seq, id, op: 'delete' });
+    if (this.records.delete(id)) this.log.push({ seq: ++this.seq, id, op: 'delete', visible: true });
+  }
+  /**
+   * A user edit in a transaction that commits late: its change takes its place in the log now (a
+   * sequence number, as a database hands out ids in statement order) but is visible, and the record
+   * changed, only at `commit`, after later changes may have been read.
+   */
+  userBeginUpdate(id: string, fields: Record<string, CanonicalValue>): { commit(): void } {
+    const entry = { seq: ++this.seq, id, op: 'upsert' as const, visible: false };
+    this.log.push(entry);
+    return {
+      commit: () => {
+        const r = this.records.get(id);
+        if (r) {
+          const before = this.log.length;
+          this.store(id, { ...r.fields, ...fields });
+          this.log.splice(before, 1); // the change is the entry made at the start
+        }
+        entry.visible = true;
+      },
+    };
   }
 
   /** The sync's writes; each returns the post-image, as the app stored it. */
@@ -74,8 +94,13 @@ export class MemoryApp {
     return this.log.length;
   }
 
+  /**
+   * How far a reader may move its cursor: up to the change before the oldest one not committed yet
+   * (commit order, as the PostgreSQL connector reads below the oldest running transaction).
+   */
   get cursor(): number {
-    return this.seq;
+    const open = this.log.find((e) => !e.visible);
+    return open ? open.seq - 1 : this.seq;
   }
 
   /** Changes after a cursor (incremental) or every record (full scan); `dropEvery` loses part of a full scan. */
@@ -86,7 +111,8 @@ export class MemoryApp {
       return { records: kept, deletedIds: [], scanComplete: kept.length === all.length };
     }
     const ids = new Map<string, 'upsert' | 'delete'>();
-    for (const e of this.log) if (e.seq > cursor) ids.set(e.id, e.op);
+    const horizon = this.cursor;
+    for (const e of this.log) if (e.seq > cursor && e.seq <= horizon) ids.set(e.id, e.op);
     const records: RecordData[] = [];
     const deletedIds: string[] = [];
     for (const [id, op] of ids) {

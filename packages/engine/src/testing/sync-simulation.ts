@@ -8,7 +8,7 @@ import {
   type TableMappingSpec,
   type WriteOp,
 } from '../reconcile';
-import type { Side } from '../types';
+import type { CanonicalValue, RecordData, Side } from '../types';
 import { normalizeValue, valuesEqual } from '../values';
 import { planWrites } from '../write-plan';
 import type { MemoryApp } from './memory-app';
@@ -22,6 +22,11 @@ export type RunOptions = {
   crashAfterWrites?: number;
   /** Read from the previous cursors again (a replayed page or webhook). */
   replay?: boolean;
+  /**
+   * A user edit that lands on a side after the run read it and right before its first update
+   * there, on that update's record (a stale read).
+   */
+  interleave?: { side: Side; fields: Record<string, CanonicalValue> };
 };
 
 /**
@@ -36,6 +41,8 @@ export class SyncSimulation {
   /** Writes recorded before calling the app; a crash leaves them here for the next run to finish first. */
   private pending = new Map<string, WriteOp>();
   last: ReconcileResult | null = null;
+  /** Conflicts resolved by every run so far (rounds included), as the runtime records them. */
+  readonly resolved: ReconcileResult['resolvedConflicts'] = [];
 
   constructor(
     readonly mapping: TableMappingSpec,
@@ -108,31 +115,97 @@ export class SyncSimulation {
       totalLinks: this.links.size,
     });
     this.last = result;
+    let interleave = options.interleave ?? null;
     let writes = 0;
-    for (const batch of planWrites(result.operations, { left: this.batchSize, right: this.batchSize })) {
-      for (const op of batch.operations) {
-        if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites) {
-          // The crash came after the app took the write: it is still pending for the next run.
-          this.pending.set(op.idempotencyKey, op);
-          const app = this.apps[op.side];
-          if (op.kind === 'create') app.create(op.fields, op.idempotencyKey);
-          else if (op.kind === 'update') app.update(op.remoteId, op.fields);
-          else app.delete(op.remoteId);
-          return { crashed: true, result, reads: { left, right } };
+    let plan = result;
+    // Rounds: updates refused because their record changed since it was read are reconciled again
+    // with the record as it is now (the runtime's follow-ups), up to three times.
+    for (let round = 0; round < 4; round++) {
+      const stale: Extract<WriteOp, { kind: 'update' }>[] = [];
+      this.resolved.push(...plan.resolvedConflicts);
+      for (const batch of planWrites(plan.operations, { left: this.batchSize, right: this.batchSize })) {
+        for (const op of batch.operations) {
+          if (interleave && op.kind === 'update' && op.side === interleave.side) {
+            this.apps[op.side].userUpdate(op.remoteId, interleave.fields);
+            this.interleaved = { side: op.side, id: op.remoteId, fields: interleave.fields };
+            interleave = null;
+          }
+          if (options.crashAfterWrites !== undefined && writes >= options.crashAfterWrites) {
+            // The crash came after the app took the write: it is still pending for the next run.
+            this.pending.set(op.idempotencyKey, op);
+            const app = this.apps[op.side];
+            if (op.kind === 'create') app.create(op.fields, op.idempotencyKey);
+            else if (op.kind === 'update') app.update(op.remoteId, op.fields);
+            else app.delete(op.remoteId);
+            return { crashed: true, result, reads: { left, right } };
+          }
+          writes++;
+          if (op.kind === 'update' && round < 3 && !this.stillAsRead(op)) {
+            stale.push(op);
+            continue;
+          }
+          this.applyWrite(op);
         }
-        writes++;
-        this.applyWrite(op);
       }
+      for (const u of plan.shadowUpdates) {
+        const link = this.links.get(u.linkId);
+        if (link) this.links.set(link.id, { ...link, shadow: u.shadow, version: link.version + 1 });
+      }
+      for (const id of plan.unlinked) this.links.delete(id);
+      if (stale.length === 0) break;
+      plan = this.reconcileAgain(stale, { left, right });
     }
-    for (const u of result.shadowUpdates) {
-      const link = this.links.get(u.linkId);
-      if (link) this.links.set(link.id, { ...link, shadow: u.shadow, version: link.version + 1 });
-    }
-    for (const id of result.unlinked) this.links.delete(id);
     // Cursors last: only after everything they cover is applied.
     this.previous = this.cursors;
     this.cursors = endCursor;
     return { crashed: false, result, reads: { left, right } };
+  }
+
+  /** The last interleaved user edit (see RunOptions.interleave). */
+  interleaved: { side: Side; id: string; fields: Record<string, CanonicalValue> } | null = null;
+
+  /** Compare-and-set, as a connector does it: the target still holds what the plan read of it. */
+  private stillAsRead(op: Extract<WriteOp, { kind: 'update' }>): boolean {
+    const now = this.apps[op.side].records.get(op.remoteId);
+    if (!now) return false;
+    for (const fm of this.mapping.fields) {
+      const spec = op.side === 'left' ? fm.left : fm.right;
+      if (!(spec.id in op.expected)) continue;
+      const n = normalizeValue(spec.type, now.fields[spec.id] ?? null);
+      if (!n.ok || !valuesEqual(n.value, op.expected[spec.id] ?? null)) return false;
+    }
+    return true;
+  }
+
+  /** The pairs of refused updates, reconciled again: source as read, target as it is now. */
+  private reconcileAgain(
+    stale: Extract<WriteOp, { kind: 'update' }>[],
+    reads: { left: ChangeSet; right: ChangeSet },
+  ): ReconcileResult {
+    const links = stale.flatMap((op) => {
+      const l = this.links.get(op.linkId);
+      return l ? [l] : [];
+    });
+    const pick = (side: Side, read: ChangeSet): ChangeSet => {
+      const records: RecordData[] = [];
+      const deletedIds: string[] = [];
+      for (const l of links) {
+        const id = side === 'left' ? l.leftId : l.rightId;
+        if (!id) continue;
+        const target = stale.some((op) => op.linkId === l.id && op.side === side);
+        const rec = target ? this.apps[side].records.get(id) : read.records.find((r) => r.id === id);
+        if (rec) records.push({ id, fields: { ...rec.fields } });
+        else if (target) deletedIds.push(id);
+      }
+      return { records, deletedIds, scanComplete: false };
+    };
+    return reconcile({
+      mapping: this.mapping,
+      links,
+      left: pick('left', reads.left),
+      right: pick('right', reads.right),
+      totalLinks: Number.MAX_SAFE_INTEGER,
+    });
   }
 
   /** Whether every linked pair holds the same values on both sides and in the shadow. */
