@@ -57,7 +57,7 @@ export function canonicalType(dataType: string, udt: string, isEnum: boolean): F
 /** Tables of one schema with their columns, primary keys, enums, generated columns and foreign keys. */
 export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: string): Promise<PgTable[]> {
   const cols = await client.query(
-    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable,
+    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable, c.datetime_precision,
             t.typtype = 'e' as is_enum,
             (select array_agg(e.enumlabel::text order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) as enum_labels
        from information_schema.columns c
@@ -95,16 +95,22 @@ export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: st
       (f) => f.table_name === name && f.column_name === c.column_name,
     );
     const isEnum = c.is_enum === true;
+    const fieldType = canonicalType(String(c.data_type), String(c.udt_name), isEnum);
     t.fields.push({
       remoteId: String(c.column_name),
       name: String(c.column_name),
-      fieldType: canonicalType(String(c.data_type), String(c.udt_name), isEnum),
+      fieldType,
       // Generated and always-identity columns are computed by the database: read-only.
       readOnly: c.is_generated === 'ALWAYS' || c.identity_generation === 'ALWAYS',
       options: {
         ...(isEnum ? { choices: c.enum_labels } : {}),
         ...(fk ? { references: `${fk.ref_schema}.${fk.ref_table}.${fk.ref_column}` } : {}),
         nullable: c.is_nullable === 'YES',
+        // The fraction digits the column holds (6 unless declared, as timestamptz(3)): the engine
+        // compares with another app's date-times at the precision both hold.
+        ...(fieldType === 'datetime' && c.datetime_precision !== null
+          ? { datetimeDigits: Number(c.datetime_precision) }
+          : {}),
       },
       pgType: String(c.udt_name),
     });

@@ -435,3 +435,60 @@ describe('reconcile', () => {
     ]);
   });
 });
+
+describe('reconcile of date-times with microseconds', () => {
+  // Left: a PostgreSQL timestamptz (microseconds). Right: an app that holds milliseconds, or another timestamptz.
+  const pg = field('l_at', 'datetime', { options: { datetimeDigits: 6 } });
+  const at = (right: FieldSpec): TableMappingSpec => ({
+    ...mapping(),
+    fields: [{ id: 'at', left: pg, right, direction: 'both' }],
+  });
+  const pair = (shadow: Link['shadow']): Link => ({
+    id: 'k1',
+    leftId: 'L1',
+    rightId: 'R1',
+    version: 1,
+    shadow,
+  });
+  const micro = '2026-01-02 10:11:12.987654+00';
+
+  it('sees a first-sync pair equal at the milliseconds an app holds, and writes nothing', () => {
+    const r = reconcile({
+      mapping: at(field('r_at', 'datetime')),
+      links: [pair(null)],
+      left: { ...none, records: [{ id: 'L1', fields: { l_at: micro } }] },
+      right: { ...none, records: [{ id: 'R1', fields: { r_at: '2026-01-02T10:11:12.987Z' } }] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.shadowUpdates).toEqual([
+      { linkId: 'k1', shadow: { at: { l: '2026-01-02T10:11:12.987654Z', r: '2026-01-02T10:11:12.987Z' } } },
+    ]);
+  });
+
+  it('writes a microsecond edit to a side that holds microseconds', () => {
+    const r = reconcile({
+      mapping: at(field('r_at', 'datetime', { options: { datetimeDigits: 6 } })),
+      links: [pair({ at: { l: '2026-01-02T10:11:12.987Z', r: '2026-01-02T10:11:12.987Z' } })],
+      left: { ...none, records: [{ id: 'L1', fields: { l_at: micro } }] },
+      right: { ...none, records: [{ id: 'R1', fields: { r_at: '2026-01-02 10:11:12.987+00' } }] },
+    });
+    expect(r.operations).toEqual([
+      expect.objectContaining({
+        kind: 'update',
+        side: 'right',
+        fields: { r_at: '2026-01-02T10:11:12.987654Z' },
+      }),
+    ]);
+  });
+
+  it('moves only the shadow for a microsecond edit an app cannot hold', () => {
+    const r = reconcile({
+      mapping: at(field('r_at', 'datetime')),
+      links: [pair({ at: { l: '2026-01-02T10:11:12.987Z', r: '2026-01-02T10:11:12.987Z' } })],
+      left: { ...none, records: [{ id: 'L1', fields: { l_at: micro } }] },
+      right: { ...none, records: [{ id: 'R1', fields: { r_at: '2026-01-02T10:11:12.987Z' } }] },
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.stats.echoes).toBe(1);
+  });
+});

@@ -9,7 +9,7 @@ import {
   type RecordData,
   type Side,
 } from './types';
-import { hashKey, isBlank, normalizeValue, valuesEqual } from './values';
+import { hashKey, isBlank, normalizeValue, valuesEqual, valuesEqualAcross } from './values';
 
 export type FieldMapping = {
   id: string;
@@ -364,7 +364,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       return true;
     }
     if (!c.ok) return false;
-    if (valuesEqual(c.value, current)) {
+    if (valuesEqualAcross(c.value, fieldOf(fm, from), current, fieldOf(fm, to))) {
       // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
       nextShadow(p)[fm.id] = { l: lv, r: rv };
       p.moved = true;
@@ -421,7 +421,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       if (lc && rc) {
         // Both differ from the shadow: equal in substance is a false conflict, else a real one.
         const asRight = convertFor('left', fm, lv.value, link.leftId ?? link.id);
-        if (asRight.ok && valuesEqual(asRight.value, rv.value)) {
+        if (asRight.ok && valuesEqualAcross(asRight.value, fm.left, rv.value, fm.right)) {
           nextShadow(p)[fm.id] = { l: lv.value, r: rv.value };
           p.moved = true;
           out.stats.falseConflicts++;

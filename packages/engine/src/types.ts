@@ -30,7 +30,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 
 /**
  * A canonical value. Its shape follows the field type: text-like types are strings, number is an
- * exact decimal string, date is YYYY-MM-DD, datetime is ISO UTC, duration is seconds, multi-select
+ * exact decimal string, date is YYYY-MM-DD, datetime is ISO UTC with 3, 6 or 9 fraction digits, duration is seconds, multi-select
  * and relations are sorted unique string lists. Empty is always null.
  */
 export type CanonicalValue =
@@ -56,6 +56,8 @@ export type FieldSpec = {
     currencyCode?: string;
     currencyDigits?: number;
     relationTableMappingId?: string;
+    /** Fraction digits of seconds a date-time field holds (PostgreSQL: 6); absent means as many as a value shows. */
+    datetimeDigits?: number;
   };
 };
 

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { markdownFromHtml, markdownToHtml, markdownToPlainText } from './rich-text';
-import { hashRecord, hashValue, normalizeDecimal, normalizeValue, valuesEqual } from './values';
+import type { FieldSpec } from './types';
+import {
+  datetimesAgreeTo,
+  hashRecord,
+  hashValue,
+  normalizeDecimal,
+  normalizeValue,
+  valuesEqual,
+  valuesEqualAcross,
+} from './values';
 
 const n = (type: string, raw: unknown) => {
   const r = normalizeValue(type, raw);
@@ -47,6 +56,57 @@ describe('canonical values', () => {
     expect(n('datetime', '2026-03-04T23:30:00+02:00')).toBe('2026-03-04T21:30:00.000Z');
     expect(n('datetime', '2026-03-04 10:00:00')).toBe('2026-03-04T10:00:00.000Z');
     expect(normalizeValue('date', 'yesterday').ok).toBe(false);
+  });
+
+  it('keeps the fraction digits of a date-time past the millisecond, with the zone applied exactly', () => {
+    // PostgreSQL prints timestamptz with microseconds and a short zone, timestamp with none.
+    expect(n('datetime', '2026-01-02 10:11:12.987654+00')).toBe('2026-01-02T10:11:12.987654Z');
+    expect(n('datetime', '2026-01-02 10:11:12.987654+05:30')).toBe('2026-01-02T04:41:12.987654Z');
+    expect(n('datetime', '2026-01-02 00:11:12.000001+05:30')).toBe('2026-01-01T18:41:12.000001Z');
+    expect(n('datetime', '2026-01-01 23:59:59.999999-02')).toBe('2026-01-02T01:59:59.999999Z');
+    expect(n('datetime', '2026-01-02 10:11:12.987654')).toBe('2026-01-02T10:11:12.987654Z');
+    expect(n('datetime', '2026-01-02T10:11:12.9876Z')).toBe('2026-01-02T10:11:12.987600Z');
+    expect(n('datetime', '2026-01-02T10:11:12.987654321Z')).toBe('2026-01-02T10:11:12.987654321Z');
+    expect(n('datetime', '2026-01-02T10:11:12.9876543219Z')).toBe('2026-01-02T10:11:12.987654321Z');
+    expect(normalizeValue('datetime', '2026-13-02 10:11:12.987654+00').ok).toBe(false);
+  });
+
+  it('spells a date-time with no digits past the millisecond as before, whatever its source', () => {
+    const instant = '2026-01-02T10:11:12.987Z';
+    expect(n('datetime', '2026-01-02 10:11:12.987000+00')).toBe(instant);
+    expect(n('datetime', '2026-01-02 10:11:12.987+00')).toBe(instant);
+    expect(n('datetime', '2026-01-02T10:11:12.987000000Z')).toBe(instant);
+    expect(n('datetime', new Date(instant))).toBe(instant);
+    expect(n('datetime', Date.parse(instant))).toBe(instant);
+    expect(n('datetime', '2026-01-02 10:11:12+00')).toBe('2026-01-02T10:11:12.000Z');
+    // Normalising a canonical value gives it back.
+    for (const v of [instant, '2026-01-02T10:11:12.987654Z', '2026-01-02T10:11:12.987654321Z'])
+      expect(n('datetime', v)).toBe(v);
+  });
+
+  it('compares date-times of two fields at the precision both hold, and a side with itself exactly', () => {
+    const micro = '2026-01-02T10:11:12.987654Z';
+    expect(datetimesAgreeTo(micro, '2026-01-02T10:11:12.987Z', 3)).toBe(true);
+    expect(datetimesAgreeTo(micro, '2026-01-02T10:11:12.988Z', 3)).toBe(false);
+    expect(datetimesAgreeTo(micro, '2026-01-02T10:11:12.987655Z', 6)).toBe(false);
+    expect(datetimesAgreeTo('2026-01-02T10:11:12.999Z', '2026-01-02T10:11:13.000Z', 0)).toBe(false);
+
+    const field = (options?: FieldSpec['options']): FieldSpec => ({
+      id: 'f',
+      name: 'f',
+      type: 'datetime',
+      options,
+    });
+    const app = field(); // holds milliseconds: its values show 3 digits
+    const pg = field({ datetimeDigits: 6 });
+    expect(valuesEqualAcross(micro, pg, '2026-01-02T10:11:12.987Z', app)).toBe(true);
+    expect(valuesEqualAcross(micro, pg, '2026-01-02T10:11:12.988Z', app)).toBe(false);
+    expect(valuesEqualAcross(micro, pg, '2026-01-02T10:11:12.987655Z', pg)).toBe(false);
+    expect(valuesEqualAcross(micro, app, '2026-01-02T10:11:12.987655Z', app)).toBe(false);
+    // A microsecond field whose value has none past the millisecond still holds microseconds.
+    expect(valuesEqualAcross(micro, pg, '2026-01-02T10:11:12.987Z', pg)).toBe(false);
+    expect(valuesEqual(micro, '2026-01-02T10:11:12.987Z')).toBe(false);
+    expect(valuesEqualAcross('a', { ...app, type: 'text' }, 'A', { ...app, type: 'text' })).toBe(false);
   });
 
   it('normalises Markdown so equivalent spellings compare equal, and converts HTML', () => {

@@ -5,6 +5,7 @@ import {
   type CanonicalValue,
   type Currency,
   FIELD_TYPES,
+  type FieldSpec,
   type FieldType,
   fail,
   type JsonValue,
@@ -50,6 +51,31 @@ function toDate(raw: unknown): Date | null {
     : `${spaced}Z`;
   const d = new Date(withZone);
   return Number.isNaN(d.getTime()) ? null : d;
+}
+
+// A date-time with digits past the millisecond (PostgreSQL keeps microseconds). Date holds only
+// milliseconds, so the extra digits are split off and carried as text; a zone offset is whole
+// minutes, so applying it to the millisecond part never touches them.
+const SUB_MILLISECOND = /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}\.\d{3})(\d+)([zZ]|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * The digits past the millisecond as canonical text: none, 3 (microseconds) or 6 (nanoseconds),
+ * the shortest that holds every non-zero digit, so one instant has one spelling and values of apps
+ * that hold milliseconds are spelled as before. Digits past the ninth are cut, as Date cuts.
+ */
+function subMillisecondText(digits: string): string {
+  const six = digits.slice(0, 6).padEnd(6, '0');
+  if (six === '000000') return '';
+  return six.endsWith('000') ? six.slice(0, 3) : six;
+}
+
+/** A canonical date-time: UTC ISO with 3, 6 or 9 fraction digits, `YYYY-MM-DDTHH:MM:SS.fff[fff[fff]]Z`. */
+function normalizeDateTime(raw: unknown): string | null {
+  const m = typeof raw === 'string' ? SUB_MILLISECOND.exec(raw.trim()) : null;
+  const d = toDate(m ? `${m[1]}${m[3] ?? ''}` : raw);
+  if (!d) return null;
+  const iso = d.toISOString();
+  return m ? `${iso.slice(0, -1)}${subMillisecondText(m[2] as string)}Z` : iso;
 }
 
 /** JSON with sorted keys, so equal values have one spelling (for hashing and comparing). */
@@ -161,8 +187,8 @@ export function normalizeValue(
     }
     case 'datetime': {
       if (raw === null || raw === '') return ok(null);
-      const d = toDate(raw);
-      return d ? ok(d.toISOString()) : fail('type_mismatch', `"${String(raw)}" is not a date and time.`);
+      const t = normalizeDateTime(raw);
+      return t !== null ? ok(t) : fail('type_mismatch', `"${String(raw)}" is not a date and time.`);
     }
     case 'multi_select':
     case 'relations': {
@@ -218,6 +244,53 @@ export function valuesEqual(a: CanonicalValue, b: CanonicalValue): boolean {
     return true;
   }
   return stableJson(a) === stableJson(b);
+}
+
+const CANONICAL_DATETIME = /^(.+T\d{2}:\d{2}:\d{2})\.(\d{3}|\d{6}|\d{9})Z$/;
+
+/**
+ * Whether two canonical date-times agree to `digits` fraction digits. Both are cut, not rounded:
+ * an app that holds less keeps the leading digits (Date cuts `.987654` to `.987`).
+ */
+export function datetimesAgreeTo(a: string, b: string, digits: number): boolean {
+  const ma = CANONICAL_DATETIME.exec(a);
+  const mb = CANONICAL_DATETIME.exec(b);
+  if (!ma || !mb) return a === b;
+  const cut = (fraction: string) => fraction.padEnd(9, '0').slice(0, Math.max(0, digits));
+  return ma[1] === mb[1] && cut(ma[2] as string) === cut(mb[2] as string);
+}
+
+/**
+ * The fraction digits a date-time field holds: as its connector declares (PostgreSQL: the column's
+ * precision), else as many as the value shows (canonical values of apps holding milliseconds show 3).
+ */
+function datetimeDigitsOf(field: FieldSpec, value: string): number {
+  const declared = field.options?.datetimeDigits;
+  if (typeof declared === 'number') return declared;
+  return CANONICAL_DATETIME.exec(value)?.[2]?.length ?? 3;
+}
+
+/**
+ * Equality of values held by two different fields (one side's against the other side's): two
+ * date-times are equal when they agree at the precision both fields can hold, since digits one
+ * field cannot hold can never be written to it. A value against its own shadow stays exact
+ * (valuesEqual), so an edit of a microsecond on a side that holds microseconds is seen.
+ */
+export function valuesEqualAcross(
+  a: CanonicalValue,
+  aField: FieldSpec,
+  b: CanonicalValue,
+  bField: FieldSpec,
+): boolean {
+  if (a === b) return true;
+  if (
+    aField.type !== 'datetime' ||
+    bField.type !== 'datetime' ||
+    typeof a !== 'string' ||
+    typeof b !== 'string'
+  )
+    return valuesEqual(a, b);
+  return datetimesAgreeTo(a, b, Math.min(datetimeDigitsOf(aField, a), datetimeDigitsOf(bField, b)));
 }
 
 /** A 53-bit hash (cyrb53) of a string: fast, well spread, not cryptographic. */
