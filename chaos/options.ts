@@ -29,7 +29,7 @@ const LONG: ChaosOptions = {
   settleSeconds: 120,
 };
 
-const SHORT: Partial<ChaosOptions> = { rows: 2_000, seconds: 20, rate: 25, conflicts: 1 };
+const SHORT: Partial<ChaosOptions> = { rows: 2_000, seconds: 20, rate: 25, conflicts: 1, settleSeconds: 60 };
 
 export function parseOptions(argv: string[]): ChaosOptions {
   const o: ChaosOptions = { ...LONG, ...(argv.includes('--short') ? SHORT : {}) };

@@ -49,6 +49,24 @@ export async function overwrittenValues(lockstep: pg.Client, coreBaseId: string)
   );
 }
 
+/** When Lockstep wrote each row on each side (its operations log), to tell what a side had seen. */
+export async function lockstepWrites(
+  lockstep: pg.Client,
+  coreBaseId: string,
+): Promise<Map<string, number[]>> {
+  const r = await lockstep.query(
+    `select remote_id, side, (extract(epoch from created_at) * 1000)::float8 as at from sync_log_entry
+      where core_base_id = $1 and operation in ('update', 'create')`,
+    [coreBaseId],
+  );
+  const out = new Map<string, number[]>();
+  for (const x of r.rows as { remote_id: string; side: string; at: number }[]) {
+    const key = `${x.side === 'left' ? 'a' : 'b'}|${x.remote_id}`;
+    out.set(key, [...(out.get(key) ?? []), x.at]);
+  }
+  return out;
+}
+
 export type Findings = {
   rowsDiffering: number;
   examples: string[];
@@ -56,6 +74,7 @@ export type Findings = {
   lostExamples: string[];
   recordedConflictLosers: number;
   resurrectedDeletes: number;
+  resurrectedExamples: string[];
   unpropagatedDeletes: number;
   deleteEditConflicts: number;
   duplicates: number;
@@ -67,8 +86,8 @@ export type Findings = {
  * - lost update: the last committed write to a row's column is on neither side, and Lockstep did not
  *   record it as overwritten (a conflict it resolved by the table pair's rule records the loser);
  * - a row whose last event is a delete must be gone from both sides: on both it is resurrected (unless
- *   the other side edited it in the 3 s before the delete: edit beats delete by rule), on one it is
- *   an unpropagated delete;
+ *   the other side's last edit had not reached the deleting side yet: edit beats delete by rule, a
+ *   conflict), on one it is an unpropagated delete;
  * - duplicates: an email twice on a side (each logical record has its own).
  */
 export function compare(
@@ -76,6 +95,8 @@ export function compare(
   a: Map<string, Row>,
   b: Map<string, Row>,
   overwritten: Set<string>,
+  /** Lockstep's writes by `side|id`: when each reached that side. */
+  written: Map<string, number[]>,
 ): Findings {
   const examples = differingRows(a, b);
   const byRow = new Map<number, Write[]>();
@@ -91,6 +112,7 @@ export function compare(
     lostExamples: [],
     recordedConflictLosers: 0,
     resurrectedDeletes: 0,
+    resurrectedExamples: [],
     unpropagatedDeletes: 0,
     deleteEditConflicts: 0,
     duplicates: 0,
@@ -102,14 +124,28 @@ export function compare(
     const last = writes.at(-1) as Write;
     if (last.op === 'delete') {
       const other = last.side === 'a' ? 'b' : 'a';
-      const editedBefore = writes.some(
-        (w) => w.side === other && w.op === 'update' && last.committedAt - w.committedAt < 3000,
-      );
+      // Edit beats delete by rule when the deleting side had not seen the other side's last edit
+      // (Lockstep had not written it there before the delete): a conflict, not a resurrection.
+      const edit = writes
+        .filter((w) => w.side === other && w.op !== 'delete' && w.committedAt < last.committedAt)
+        .at(-1);
+      const seen =
+        edit !== undefined &&
+        (written.get(`${last.side}|${key}`) ?? []).some(
+          (at) => at >= edit.committedAt - 5 && at <= last.committedAt,
+        );
+      const editedBefore = edit !== undefined && !seen;
       const onA = a.has(key);
       const onB = b.has(key);
       if (onA && onB) {
         if (editedBefore) f.deleteEditConflicts++;
-        else f.resurrectedDeletes++;
+        else {
+          f.resurrectedDeletes++;
+          if (f.resurrectedExamples.length < 10)
+            f.resurrectedExamples.push(
+              `${key}: ${writes.map((w) => `${w.side}:${w.op}${w.column ? `.${w.column}` : ''}${w.late ? '(late)' : ''}@${w.committedAt % 100000}`).join(' ')}`,
+            );
+        }
       } else if (onA || onB) f.unpropagatedDeletes++;
       continue;
     }
@@ -124,7 +160,15 @@ export function compare(
         f.lostUpdates++;
         if (f.lostExamples.length < 10)
           f.lostExamples.push(
-            `${key}.${column}=${v} (${lastWrite.side}${lastWrite.late ? ', late commit' : ''})`,
+            `${key}.${column}=${v} (${lastWrite.side}${lastWrite.late ? ', late commit' : ''}); now a=${a.get(key)?.[column]} b=${b.get(key)?.[column]}; history ${writes
+              .filter((w) => w.column === column || w.op !== 'update')
+              .map(
+                (w) =>
+                  `${w.side}:${w.op}${w.late ? '(late)' : ''}=${w.value ?? ''}@${w.committedAt % 100000}`,
+              )
+              .join(
+                ' ',
+              )}; lockstep a@${(written.get(`a|${key}`) ?? []).map((t) => Math.round(t) % 100000).join(',')} b@${(written.get(`b|${key}`) ?? []).map((t) => Math.round(t) % 100000).join(',')}`,
           );
       }
     }

@@ -1,6 +1,6 @@
 import { connect, DDL, setUpSync, startCluster } from './lockstep';
 import { parseOptions } from './options';
-import { compare, differingRows, overwrittenValues, readSide } from './report';
+import { compare, differingRows, lockstepWrites, overwrittenValues, readSide } from './report';
 import { startWorkload } from './workload';
 
 /**
@@ -23,17 +23,18 @@ async function main() {
     const lockstep = await connect(cluster.urls.lockstep);
     for (const c of [a, b]) {
       await c.query(DDL);
-      // The same rows on both sides: the first sync matches them on id and writes nothing.
+      // The same rows on both sides: the first sync matches them on id and writes nothing. Row 0 is
+      // the writers' to leave alone: the kill-recovery probe edits it.
       await c.query(
         `insert into contacts (id, email, name, score, note, updated)
            select g, 'c' || g || '@example.com', 'seed ' || g, g, null, timestamptz '2026-01-01 00:00:00.123456+00' + g * interval '1.000001 second'
-             from generate_series(1, $1::int) g`,
+             from generate_series(0, $1::int) g`,
         [o.rows],
       );
     }
     cluster.start('api');
-    cluster.start('worker');
     await cluster.apiUp();
+    cluster.start('worker');
     const { coreBaseId } = await setUpSync(cluster.base, cluster.urls);
     const runsDone = async () =>
       Number(
@@ -99,9 +100,9 @@ async function main() {
       for (let i = 0; i < 3; i++) {
         await cluster.kill('worker');
         const t0 = Date.now();
-        await a.query(`update contacts set note = $1 where id = 1`, [`recovery-${i}`]);
+        await a.query(`update contacts set note = $1 where id = 0`, [`recovery-${i}`]);
         for (let j = 0; j < 600; j++) {
-          const r = await b.query('select note from contacts where id = 1');
+          const r = await b.query('select note from contacts where id = 0');
           if (r.rows[0]?.note === `recovery-${i}`) {
             recoveries.push((Date.now() - t0) / 1000);
             break;
@@ -111,7 +112,13 @@ async function main() {
       }
 
     const [sideA, sideB] = [await readSide(a), await readSide(b)];
-    const findings = compare(workload.log, sideA, sideB, await overwrittenValues(lockstep, coreBaseId));
+    const findings = compare(
+      workload.log,
+      sideA,
+      sideB,
+      await overwrittenValues(lockstep, coreBaseId),
+      await lockstepWrites(lockstep, coreBaseId),
+    );
     const issues = (
       await lockstep.query(
         `select code, count(*)::int as n from sync_error where core_base_id = $1 and status <> 'resolved' group by code`,
@@ -173,6 +180,7 @@ async function main() {
       row('seconds to in step after a kill', recoveries.map((s) => s.toFixed(2)).join(', ') || '-');
       for (const e of findings.examples) console.log(`    differs: ${e}`);
       for (const e of findings.lostExamples) console.log(`    lost: ${e}`);
+      for (const e of findings.resurrectedExamples) console.log(`    resurrected: ${e}`);
       for (const e of workload.failures.slice(0, 5)) console.log(`    writer error: ${e}`);
       console.log(missed.length ? `MISSED: ${missed.join('; ')}` : 'all targets met');
     }

@@ -1,7 +1,7 @@
 import { convertValue } from './compatibility';
 import type { Shadow, TableMappingSpec } from './reconcile';
 import type { CanonicalValue, RecordData, Side } from './types';
-import { normalizeValue, valuesEqual } from './values';
+import { normalizeValue, valuesEqual, valuesEqualAcross } from './values';
 
 /** One way a linked pair is not in step: a side's live value is not what was last synced. */
 export type Difference = {
@@ -52,7 +52,11 @@ export function differencesFromShadow(
       fm.left.type !== 'relations'
     ) {
       const asRight = convertValue(l, fm.left, fm.right);
-      if (asRight.ok && !valuesEqual(asRight.value, r) && !out.some((d) => d.fieldMappingId === fm.id))
+      if (
+        asRight.ok &&
+        !valuesEqualAcross(asRight.value, fm.left, r, fm.right) &&
+        !out.some((d) => d.fieldMappingId === fm.id)
+      )
         out.push({ fieldMappingId: fm.id, side: 'right', live: r, synced: asRight.value });
     }
   }

@@ -1,5 +1,5 @@
 import { DropTolerantClient } from '@lockstep/connectors/postgresql';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { migrations } from './migrations/index';
@@ -34,6 +34,19 @@ export function createDb(pool: pg.Pool): Db {
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {
+  // One process at a time, held on a session of its own: an api and a worker started together on
+  // a new database both migrated it, and the second failed on "relation already exists".
+  await db.connection().execute(async (session) => {
+    await sql`select pg_advisory_lock(hashtext('lockstep-migrate'))`.execute(session);
+    try {
+      await runMigrations(db);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext('lockstep-migrate'))`.execute(session);
+    }
+  });
+}
+
+async function runMigrations(db: Db): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -7,9 +7,12 @@ import type { Db } from '../db/database';
 /** Advisory lock class of worker liveness locks (the key is the worker's). */
 const LIVENESS_CLASS = 7_311_001;
 /** How often the reaper looks for runs whose worker died. */
-const REAP_EVERY_MS = 1_000;
-/** A worker seen without its lock this long apart twice is dead (not reconnecting its lock). */
-const DEAD_CONFIRM_MS = 1_500;
+const REAP_EVERY_MS = 500;
+/**
+ * A worker seen without its lock twice this long apart is dead: a live one whose lock connection was
+ * cut takes the lock again within ~0.3 s (reconnect after 0.2 s).
+ */
+const DEAD_CONFIRM_MS = 1_000;
 
 export type WorkerLiveness = {
   key: number;
@@ -25,7 +28,7 @@ export type WorkerLiveness = {
  * pile up). Each worker holds a session advisory lock on a connection of its own: PostgreSQL drops
  * it the moment the process dies (the socket closes), while a process that is merely busy (a long
  * reconcile blocking its event loop) keeps it, which a timer-based lease would not. A lock seen free
- * twice, 1.5 s apart (a worker whose lock connection was cut takes it again within ~0.2 s), marks
+ * twice, 1 s apart (a worker whose lock connection was cut takes it again within ~0.2 s), marks
  * the worker dead: its runs are cancelled in the queue and queued again, to resume from what they
  * recorded.
  */
@@ -108,6 +111,8 @@ export async function startWorkerLiveness(deps: {
   }
   const timer = setInterval(() => void reap(), REAP_EVERY_MS);
   timer.unref();
+  // At once too: a worker started to replace a dead one looks at its runs right away.
+  void reap();
 
   return {
     key,

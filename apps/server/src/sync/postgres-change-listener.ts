@@ -114,6 +114,9 @@ export function createPostgresChangeListener(
           ...(deps.log ? { log: deps.log } : {}),
         });
         listeners.set(key, listener);
+        // A first LISTEN too: changes made while no worker listened (all were down, or this one just
+        // started after a crash) were NOTIFYed to nobody, and the poll schedule is a minute away.
+        runSyncs(new Set([...tables.values()].flatMap((b) => [...b])));
       } catch {
         // Unreachable now: tried again at the next refresh.
       }

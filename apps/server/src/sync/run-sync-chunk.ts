@@ -1325,7 +1325,11 @@ async function applySuccess(
         .select('shadow')
         .where('id', '=', op.linkId as string)
         .executeTakeFirst();
-      before = beforeValues(a.m, op, (prev?.shadow ?? {}) as Shadow);
+      before = {
+        ...beforeValues(a.m, op, (prev?.shadow ?? {}) as Shadow),
+        // What the target held when it was written over (a conditional update checked it).
+        ...(op.kind === 'update' ? op.expected : {}),
+      };
       await db
         .updateTable('core_meta_record')
         .set((eb) => ({
