@@ -504,11 +504,15 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
        */
       async function checkExpected() {
         const guarded = requests.flatMap((r, i) =>
-          r.kind === 'update' && r.expected && Object.keys(r.expected).length > 0 && !results[i] ? [i] : [],
+          r.kind !== 'create' && r.expected && Object.keys(r.expected).length > 0 && !results[i] ? [i] : [],
         );
         if (guarded.length === 0) return;
         const ids = [
-          ...new Set(guarded.map((i) => (requests[i] as Extract<WriteRequest, { kind: 'update' }>).remoteId)),
+          ...new Set(
+            guarded.map(
+              (i) => (requests[i] as Extract<WriteRequest, { kind: 'update' | 'delete' }>).remoteId,
+            ),
+          ),
         ].sort();
         const rows = (
           await client.query(
@@ -520,8 +524,10 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         const byId = new Map(rows.map((row) => [String(row[pk]), row]));
         const specs = new Map(t.fields.map((f) => [f.remoteId, f]));
         for (const i of guarded) {
-          const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+          const r = requests[i] as Extract<WriteRequest, { kind: 'update' | 'delete' }>;
           const row = byId.get(r.remoteId);
+          // A row already gone needs no delete: done, as the delete path answers it.
+          if (!row && r.kind === 'delete') continue;
           const current = row ? toRecord(row, pk, relations) : null;
           const changed = current
             ? Object.entries(r.expected ?? {}).flatMap(([f, want]) => {
@@ -538,7 +544,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             error: {
               code: 'version_conflict',
               message: `row ${r.remoteId} ${what} since it was read`,
-              userFacingMessage: `The row ${what} while Lockstep was writing it; it is compared again.`,
+              userFacingMessage: `The row ${what} while Lockstep was ${r.kind === 'delete' ? 'deleting' : 'writing'} it; it is compared again.`,
             },
             current,
           };

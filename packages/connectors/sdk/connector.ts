@@ -64,7 +64,13 @@ export type WriteRequest =
        */
       expected?: Record<string, CanonicalValue>;
     }
-  | { kind: 'delete'; remoteId: string; idempotencyKey: string };
+  | {
+      kind: 'delete';
+      remoteId: string;
+      idempotencyKey: string;
+      /** As for an update: delete only a record that still holds these values (an edit since is spared). */
+      expected?: Record<string, CanonicalValue>;
+    };
 
 /** Per item: the app's post-image (what it stored) on success, or an error for that item only. */
 export type WriteResult =

@@ -78,7 +78,15 @@ export type WriteOp =
       intended: Shadow;
       idempotencyKey: string;
     }
-  | { kind: 'delete'; side: Side; linkId: string; remoteId: string; idempotencyKey: string };
+  | {
+      kind: 'delete';
+      side: Side;
+      linkId: string;
+      remoteId: string;
+      /** What the record held when last synced (the shadow): a conditional delete spares an edit since. */
+      expected?: Record<string, CanonicalValue>;
+      idempotencyKey: string;
+    };
 
 export type ReconcileResult = {
   operations: WriteOp[];
@@ -571,11 +579,17 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         continue;
       }
       out.stats.deletes++;
+      const expected: Record<string, CanonicalValue> = {};
+      for (const fm of mapping.fields) {
+        const sf = d.link.shadow?.[fm.id];
+        if (sf) expected[fieldOf(fm, side).id] = shadowOf(sf, side);
+      }
       out.operations.push({
         kind: 'delete',
         side,
         linkId: d.link.id,
         remoteId: d.remoteId,
+        expected,
         idempotencyKey: keyFor(mapping.id, d.link.id, d.link.version, 'delete', side),
       });
     }

@@ -55,7 +55,7 @@ beforeAll(async () => {
       read: real.read.bind(real),
       async write(table, requests) {
         const hook = beforeNextWrite[side];
-        if (hook && requests.some((r) => r.kind === 'update')) {
+        if (hook && requests.some((r) => r.kind !== 'create')) {
           delete beforeNextWrite[side];
           await hook();
         }
@@ -275,5 +275,21 @@ describe('PostgreSQL <-> PostgreSQL in step', () => {
     expect(after.mappings.tableMappings[0].columnMappings.map((c: { id: string }) => c.id).sort()).toEqual(
       tm.columnMappings.map((c: { id: string }) => c.id).sort(),
     );
+  });
+
+  it('never deletes a record edited after the read: the edit wins over the delete by rule', async () => {
+    beforeNextWrite.right = async () => {
+      await sql(
+        'right',
+        `update people set name = 'Edited as it was deleted' where email = 'p4@example.com'`,
+      );
+    };
+    await sql('left', `delete from people where email = 'p4@example.com'`);
+    await until(
+      async () => (await nameOf('left', 'p4@example.com'))[0] === 'Edited as it was deleted',
+      'the edited record restored on the left',
+    );
+    await idle();
+    expect(await nameOf('right', 'p4@example.com')).toEqual(['Edited as it was deleted']);
   });
 });

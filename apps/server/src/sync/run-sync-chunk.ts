@@ -921,7 +921,12 @@ async function applyResult(deps: Deps, a: ApplyInput) {
                 idempotencyKey: op.idempotencyKey,
                 expected: op.expected,
               }
-            : { kind: 'delete', remoteId: op.remoteId, idempotencyKey: op.idempotencyKey },
+            : {
+                kind: 'delete',
+                remoteId: op.remoteId,
+                idempotencyKey: op.idempotencyKey,
+                ...(op.expected ? { expected: op.expected } : {}),
+              },
       );
       if (failure) break;
       const results = await a.connectors[side].write(table, requests);

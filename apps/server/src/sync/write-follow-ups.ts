@@ -14,13 +14,13 @@ import type { MappingPlan } from './load-sync-plan';
 
 /**
  * A write the app refused because the record is not what the plan assumed, with what it holds now:
- * - `stale`: a conditional update found the target changed since it was read (or deleted);
+ * - `stale`: a conditional update or delete found the target changed since it was read (or gone);
  * - `collided`: a create found a record already holding the same unique value (the same new key
  *   inserted on both sides, or a match value taken).
  * Neither is a failure of the record: the pair is reconciled again with the target as it is now.
  */
 export type FollowUp =
-  | { kind: 'stale'; op: Extract<WriteOp, { kind: 'update' }>; current: RecordData | null }
+  | { kind: 'stale'; op: Extract<WriteOp, { kind: 'update' | 'delete' }>; current: RecordData | null }
   | {
       kind: 'collided';
       op: Extract<WriteOp, { kind: 'create' }>;
@@ -31,7 +31,7 @@ export type FollowUp =
 
 /** The follow-up a refused write asks for, if any (else it is an issue as usual). */
 export function followUpOf(op: WriteOp, r: Extract<WriteResult, { ok: false }>): FollowUp | null {
-  if (op.kind === 'update' && r.error.code === 'version_conflict' && r.current !== undefined)
+  if (op.kind !== 'create' && r.error.code === 'version_conflict' && r.current !== undefined)
     return { kind: 'stale', op, current: r.current };
   if (op.kind === 'create' && r.existingId)
     return { kind: 'collided', op, existingId: r.existingId, current: r.current ?? null, error: r.error };
@@ -140,10 +140,18 @@ export async function reconcileFollowUps(
     shadow: Object.keys(row.shadow ?? {}).length === 0 ? null : row.shadow,
     version: row.shadow_version,
   }));
+  // A refused delete: its source is still gone (that is why it was planned), the target edited since.
+  for (const f of followUps) {
+    if (f.kind !== 'stale' || f.op.kind !== 'delete') continue;
+    const l = links.find((x) => x.id === f.op.linkId);
+    const sourceId = f.op.side === 'left' ? l?.rightId : l?.leftId;
+    if (sourceId) deleted[f.op.side === 'left' ? 'right' : 'left'].add(sourceId);
+  }
   // The source half of each stale pair, as this run read it.
   for (const l of links) {
-    if (l.leftId && !records.left.has(l.leftId)) source('left', l.leftId);
-    if (l.rightId && !records.right.has(l.rightId)) source('right', l.rightId);
+    if (l.leftId && !records.left.has(l.leftId) && !deleted.left.has(l.leftId)) source('left', l.leftId);
+    if (l.rightId && !records.right.has(l.rightId) && !deleted.right.has(l.rightId))
+      source('right', l.rightId);
   }
   const result = reconcile({
     mapping: r.m.spec,
