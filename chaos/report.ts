@@ -152,6 +152,14 @@ export function compare(
     for (const column of ['name', 'score', 'note'] as const) {
       const lastWrite = writes.filter((w) => w.op === 'update' && w.column === column).at(-1);
       if (!lastWrite) continue;
+      // Deleted afterwards on its own side: superseded by that delete (the row may have come back
+      // from the other side's edit, by rule, with that side's values).
+      if (
+        writes.some(
+          (w) => w.op === 'delete' && w.side === lastWrite.side && w.committedAt > lastWrite.committedAt,
+        )
+      )
+        continue;
       const v = String(lastWrite.value);
       const held = [a.get(key), b.get(key)].some((r) => r && String(r[column]) === v);
       if (held) continue;

@@ -7,12 +7,12 @@ import type { Db } from '../db/database';
 /** Advisory lock class of worker liveness locks (the key is the worker's). */
 const LIVENESS_CLASS = 7_311_001;
 /** How often the reaper looks for runs whose worker died. */
-const REAP_EVERY_MS = 500;
+const REAP_EVERY_MS = 300;
 /**
  * A worker seen without its lock twice this long apart is dead: a live one whose lock connection was
- * cut takes the lock again within ~0.3 s (reconnect after 0.2 s).
+ * cut takes the lock again within ~0.2 s (reconnect after 0.1 s).
  */
-const DEAD_CONFIRM_MS = 1_000;
+const DEAD_CONFIRM_MS = 700;
 
 export type WorkerLiveness = {
   key: number;
@@ -28,7 +28,7 @@ export type WorkerLiveness = {
  * pile up). Each worker holds a session advisory lock on a connection of its own: PostgreSQL drops
  * it the moment the process dies (the socket closes), while a process that is merely busy (a long
  * reconcile blocking its event loop) keeps it, which a timer-based lease would not. A lock seen free
- * twice, 1 s apart (a worker whose lock connection was cut takes it again within ~0.2 s), marks
+ * twice, 0.7 s apart (a worker whose lock connection was cut takes it again within ~0.2 s), marks
  * the worker dead: its runs are cancelled in the queue and queued again, to resume from what they
  * recorded.
  */
@@ -51,7 +51,7 @@ export async function startWorkerLiveness(deps: {
     });
     client.on('end', () => {
       if (holder === client) holder = null;
-      if (!stopped) setTimeout(() => void hold().catch(() => retry()), 200).unref();
+      if (!stopped) setTimeout(() => void hold().catch(() => retry()), 100).unref();
     });
     await client.connect();
     await client.query('select pg_advisory_lock($1, $2)', [LIVENESS_CLASS, key]);
