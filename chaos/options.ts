@@ -15,6 +15,8 @@ export type ChaosOptions = {
   json: boolean;
   /** Seconds to wait for the two sides to converge after the writes stop. */
   settleSeconds: number;
+  /** Most seconds from a worker kill until a write made then is on the other side (the target). */
+  recoveryTarget: number;
 };
 
 const LONG: ChaosOptions = {
@@ -27,6 +29,7 @@ const LONG: ChaosOptions = {
   terminate: true,
   json: false,
   settleSeconds: 120,
+  recoveryTarget: 5,
 };
 
 const SHORT: Partial<ChaosOptions> = { rows: 2_000, seconds: 20, rate: 25, conflicts: 1, settleSeconds: 60 };
@@ -44,6 +47,7 @@ export function parseOptions(argv: string[]): ChaosOptions {
     ['--conflicts', 'conflicts'],
     ['--colliding', 'colliding'],
     ['--settle', 'settleSeconds'],
+    ['--recovery-target', 'recoveryTarget'],
   ] as const) {
     const v = num(flag);
     if (v !== undefined && Number.isFinite(v)) o[key] = v;

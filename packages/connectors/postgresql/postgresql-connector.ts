@@ -124,6 +124,23 @@ async function positionOfLegacyCursor(client: pg.PoolClient, table: string, sinc
   return { xid: row.xid, since: row.found ? since : '0' };
 }
 
+/** The most rows of `gone` deleted by one transaction among these changes. */
+function largestBatch(
+  changes: { xid: string; pk: string; op: string; own: boolean }[],
+  gone: Set<string>,
+): number {
+  const byXid = new Map<string, Set<string>>();
+  for (const c of changes) {
+    if (c.own || c.op !== 'D' || !gone.has(c.pk)) continue;
+    const set = byXid.get(c.xid) ?? new Set<string>();
+    set.add(c.pk);
+    byXid.set(c.xid, set);
+  }
+  let most = 0;
+  for (const set of byXid.values()) most = Math.max(most, set.size);
+  return most;
+}
+
 /** Bind parameters per statement stay under PostgreSQL's limit of 65,535. */
 const MAX_PARAMS = 60_000;
 
@@ -310,9 +327,13 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             : [];
           const present = new Set(rows.map((r) => String(r[pk])));
           const last = changes.at(-1);
+          const deletedIds = pks.filter((p) => !present.has(p));
           return {
             records: rows.map((r) => toRecord(r, pk, relations)),
-            deletedIds: pks.filter((p) => !present.has(p)),
+            deletedIds,
+            // Logical decoding stores each drain under the drain's own transaction: no per-user-
+            // transaction count there, so the breaker counts the whole page.
+            ...(logical ? {} : { largestDeleteBatch: largestBatch(changes, new Set(deletedIds)) }),
             hasMore: ready.length > pageSize,
             scanComplete: false,
             // Committed changes wait behind a transaction still running: read again soon (its end

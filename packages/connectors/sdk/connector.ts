@@ -43,6 +43,8 @@ export type ReadPage = {
   nextCursor: string;
   hasMore: boolean;
   scanComplete: boolean;
+  /** The most of `deletedIds` one transaction deleted, where the app tells (see the engine's ChangeSet). */
+  largestDeleteBatch?: number;
   /**
    * Changes exist that cannot be read yet without breaking commit order (they wait behind a
    * transaction still running): the runtime reads again shortly, even if nothing wakes it.

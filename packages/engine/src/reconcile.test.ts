@@ -273,6 +273,40 @@ describe('reconcile', () => {
     expect(few.operations.filter((o) => o.kind === 'delete')).toHaveLength(2);
   });
 
+  it('weighs deletes per transaction where the app tells: a backlog of single deletes is no mass delete', () => {
+    const links: Link[] = Array.from({ length: 2000 }, (_, i) => ({
+      ...link('x'),
+      id: `k${i}`,
+      leftId: `L${i}`,
+      rightId: `R${i}`,
+    }));
+    const deleted = links.slice(0, 150).map((l) => l.leftId as string);
+    const backlog = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: deleted, largestDeleteBatch: 1 },
+      right: none,
+    });
+    expect(backlog.circuitBreakers).toEqual([]);
+    expect(backlog.operations.filter((o) => o.kind === 'delete')).toHaveLength(150);
+    // One statement deleting 150 rows: held for review.
+    const bulk = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: deleted, largestDeleteBatch: 150 },
+      right: none,
+    });
+    expect(bulk.circuitBreakers).toEqual([{ side: 'right', wouldDelete: 150, linked: 2000 }]);
+    // Without transaction information, all of a run's deletes count together, as before.
+    const unknown = reconcile({
+      mapping: mapping(),
+      links,
+      left: { ...none, deletedIds: deleted },
+      right: none,
+    });
+    expect(unknown.circuitBreakers).toHaveLength(1);
+  });
+
   it('trips the breaker on each side separately when both sides lose many records in one run', () => {
     const links: Link[] = Array.from({ length: 50 }, (_, i) => ({
       ...link('x'),

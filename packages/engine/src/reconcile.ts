@@ -52,7 +52,17 @@ export type Link = {
 };
 
 /** What one side reported: changed records (or every record of a full scan), delete events, and whether the scan was complete. */
-export type ChangeSet = { records: RecordData[]; deletedIds: string[]; scanComplete: boolean };
+export type ChangeSet = {
+  records: RecordData[];
+  deletedIds: string[];
+  scanComplete: boolean;
+  /**
+   * The most of `deletedIds` one transaction of the app deleted, where the app tells (a database's
+   * change log does): the mass-delete breaker then weighs each bulk delete on its own, so a backlog of
+   * many single deletes (after a crash, say) is not mistaken for one mass delete.
+   */
+  largestDeleteBatch?: number;
+};
 
 export type WriteOp =
   | {
@@ -557,7 +567,14 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   for (const side of ['left', 'right'] as const) {
     const list = pendingDeletes.filter((d) => d.side === side);
     if (list.length === 0) continue;
-    if (list.length > maxCount || (list.length >= minCountForFraction && list.length > maxFraction * total)) {
+    // The deletes on this side come from the other side's evidence. Counted per transaction where the
+    // app tells (a single bulk delete past the count trips it); else all of this run's together.
+    const evidence = changes[otherSide(side)];
+    const bulk =
+      evidence.largestDeleteBatch !== undefined && !evidence.scanComplete
+        ? Math.min(list.length, evidence.largestDeleteBatch)
+        : list.length;
+    if (bulk > maxCount || (list.length >= minCountForFraction && list.length > maxFraction * total)) {
       out.circuitBreakers.push({ side, wouldDelete: list.length, linked: total });
       for (const d of list)
         out.deleteApprovals.push({

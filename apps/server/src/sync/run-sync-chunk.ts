@@ -389,8 +389,18 @@ async function runMapping(
   const result = reconcile({
     mapping: m.spec,
     links,
-    left: { records: pageL.records, deletedIds: pageL.deletedIds, scanComplete: pageL.scanComplete },
-    right: { records: pageR.records, deletedIds: pageR.deletedIds, scanComplete: pageR.scanComplete },
+    left: {
+      records: pageL.records,
+      deletedIds: pageL.deletedIds,
+      scanComplete: pageL.scanComplete,
+      largestDeleteBatch: pageL.largestDeleteBatch,
+    },
+    right: {
+      records: pageR.records,
+      deletedIds: pageR.deletedIds,
+      scanComplete: pageR.scanComplete,
+      largestDeleteBatch: pageR.largestDeleteBatch,
+    },
     totalLinks: Number(total.n),
     resolveRelation,
   });
