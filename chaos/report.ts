@@ -67,6 +67,30 @@ export async function lockstepWrites(
   return out;
 }
 
+/** Lockstep's operations per row id (`side:operation@time`), to explain a row that differs. */
+export async function lockstepOps(lockstep: pg.Client, coreBaseId: string): Promise<Map<string, string[]>> {
+  const r = await lockstep.query(
+    `select remote_id, side, operation, (extract(epoch from created_at) * 1000)::bigint % 100000 as at,
+            before::text as before, after::text as after
+       from sync_log_entry where core_base_id = $1 order by created_at`,
+    [coreBaseId],
+  );
+  const out = new Map<string, string[]>();
+  for (const x of r.rows as {
+    remote_id: string;
+    side: string;
+    operation: string;
+    at: string;
+    before: string;
+    after: string;
+  }[])
+    out.set(x.remote_id, [
+      ...(out.get(x.remote_id) ?? []),
+      `${x.side === 'left' ? 'a' : 'b'}:${x.operation}@${x.at} ${x.before ?? ''}->${x.after ?? ''}`,
+    ]);
+  return out;
+}
+
 export type Findings = {
   rowsDiffering: number;
   examples: string[];
@@ -97,17 +121,28 @@ export function compare(
   overwritten: Set<string>,
   /** Lockstep's writes by `side|id`: when each reached that side. */
   written: Map<string, number[]>,
+  /** Lockstep's operations by row id, for the examples. */
+  ops: Map<string, string[]> = new Map(),
 ): Findings {
-  const examples = differingRows(a, b);
   const byRow = new Map<number, Write[]>();
   for (const w of log) {
     const list = byRow.get(w.id) ?? [];
     list.push(w);
     byRow.set(w.id, list);
   }
+  const examples = differingRows(a, b);
   const f: Findings = {
     rowsDiffering: examples.length,
-    examples: examples.slice(0, 10),
+    examples: examples.slice(0, 10).map((e) => {
+      const id = Number(e.split(/[.:]/)[0]);
+      const hist = (byRow.get(id) ?? [])
+        .map(
+          (w) =>
+            `${w.side}:${w.op}${w.column ? `.${w.column}` : ''}${w.late ? '(late)' : ''}=${w.value ?? ''}@${w.committedAt % 100000}`,
+        )
+        .join(' ');
+      return `${e}; writes ${hist}; lockstep ${(ops.get(String(id)) ?? []).join(' ')}`;
+    }),
     lostUpdates: 0,
     lostExamples: [],
     recordedConflictLosers: 0,

@@ -1,6 +1,6 @@
 import { connect, DDL, setUpSync, startCluster } from './lockstep';
 import { parseOptions } from './options';
-import { compare, differingRows, lockstepWrites, overwrittenValues, readSide } from './report';
+import { compare, differingRows, lockstepOps, lockstepWrites, overwrittenValues, readSide } from './report';
 import { startWorkload } from './workload';
 
 /**
@@ -118,6 +118,7 @@ async function main() {
       sideB,
       await overwrittenValues(lockstep, coreBaseId),
       await lockstepWrites(lockstep, coreBaseId),
+      await lockstepOps(lockstep, coreBaseId),
     );
     const issues = (
       await lockstep.query(

@@ -809,7 +809,14 @@ async function settleFollowUps(
       return;
     }
     const { result, shadows, refused } = await reconcileFollowUps(
-      { db: deps.db, ownerId: a.ownerId, coreBaseId: a.coreBaseId, m: a.m, ...input },
+      {
+        db: deps.db,
+        ownerId: a.ownerId,
+        coreBaseId: a.coreBaseId,
+        m: a.m,
+        connectors: a.connectors,
+        ...input,
+      },
       pending,
     );
     for (const f of refused) if (f.kind === 'collided') await recordIssue(deps.db, a, f.op, f.error);

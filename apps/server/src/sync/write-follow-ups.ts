@@ -1,4 +1,4 @@
-import type { WriteResult } from '@lockstep/connectors';
+import type { TableConnector, WriteResult } from '@lockstep/connectors';
 import {
   type Link,
   type ReconcileInput,
@@ -46,8 +46,10 @@ type Round = {
   ownerId: string;
   coreBaseId: string;
   m: MappingPlan;
-  /** The records this run read, by side and id: the source half of each pair. */
+  /** The records this run read, by side and id: the source half of each pair where not read again. */
   read: { left: Map<string, RecordData>; right: Map<string, RecordData> };
+  /** To read the source half again as it is now (connectors that read by id). */
+  connectors?: { left: TableConnector; right: TableConnector };
   resolveRelation: ReconcileInput['resolveRelation'];
 };
 
@@ -71,7 +73,6 @@ export async function reconcileFollowUps(
   };
   for (const f of followUps) {
     const target = f.op.side;
-    const from = target === 'left' ? 'right' : 'left';
     if (f.kind === 'stale') {
       linkIds.add(f.op.linkId);
       if (f.current) records[target].set(f.current.id, f.current);
@@ -118,7 +119,6 @@ export async function reconcileFollowUps(
         .execute();
     linkIds.add(linkId);
     if (f.current) records[target].set(f.current.id, f.current);
-    source(from, f.op.sourceId);
   }
   const rows =
     linkIds.size === 0
@@ -147,11 +147,22 @@ export async function reconcileFollowUps(
     const sourceId = f.op.side === 'left' ? l?.rightId : l?.leftId;
     if (sourceId) deleted[f.op.side === 'left' ? 'right' : 'left'].add(sourceId);
   }
-  // The source half of each stale pair, as this run read it.
-  for (const l of links) {
-    if (l.leftId && !records.left.has(l.leftId) && !deleted.left.has(l.leftId)) source('left', l.leftId);
-    if (l.rightId && !records.right.has(l.rightId) && !deleted.right.has(l.rightId))
-      source('right', l.rightId);
+  // The other half of each pair. Read again where the app reads by id: the run's page may be older
+  // than the shadow, which this run's own writes to that side moved (a page's stale value then looked
+  // like an edit and was written back over newer ones). Else the run's page.
+  for (const side of ['left', 'right'] as const) {
+    const ids = links.flatMap((l) => {
+      const id = side === 'left' ? l.leftId : l.rightId;
+      return id && !records[side].has(id) && !deleted[side].has(id) ? [id] : [];
+    });
+    const live = r.connectors?.[side].readRecords;
+    if (live && ids.length > 0) {
+      const table = side === 'left' ? r.m.left.tableRemoteId : r.m.right.tableRemoteId;
+      const now = await live(table, ids);
+      const found = new Set(now.map((x) => x.id));
+      for (const x of now) records[side].set(x.id, x);
+      for (const id of ids) if (!found.has(id)) deleted[side].add(id);
+    } else for (const id of ids) source(side, id);
   }
   const result = reconcile({
     mapping: r.m.spec,
