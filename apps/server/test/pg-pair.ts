@@ -9,6 +9,16 @@ export function databaseUrl(database: string): string {
   return u.toString();
 }
 
+/** Polls `check` until it holds; fails with `what` after `ms`. */
+export async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
 /** One query on its own connection (the test plays a user editing the app's database). */
 export async function query(url: string, text: string, params: unknown[] = []) {
   const client = new pg.Client({ connectionString: url });

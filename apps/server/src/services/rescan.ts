@@ -14,22 +14,7 @@ export async function rescanTablesOf(db: Db, coreMetaRecordId: string): Promise<
   if (!tm) return;
   // A null cursor row, not no row: a run in progress stores its cursor only over the row it read
   // (see storeCursor), so this request outlives it.
-  await db
-    .insertInto('sync_cursor')
-    .values(
-      [tm.left_table_id, tm.right_table_id].map((id) => ({
-        external_table_id: id,
-        owner_id: tm.owner_id,
-        cursor: null,
-        full_scan_complete: false,
-      })),
-    )
-    .onConflict((oc) =>
-      oc
-        .column('external_table_id')
-        .doUpdateSet({ cursor: null, full_scan_complete: false, updated_at: new Date() }),
-    )
-    .execute();
+  await rescanTables(db, tm.owner_id, [tm.left_table_id, tm.right_table_id]);
 }
 
 /** Forgets the cursors of these tables (a null cursor row each, as above): the next run reads them in full. */

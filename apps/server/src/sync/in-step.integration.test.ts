@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TableConnector } from '@lockstep/connectors';
 import { createPostgresqlConnector } from '@lockstep/connectors/postgresql';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync, until } from '../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 
@@ -21,14 +21,6 @@ const beforeNextWrite: Partial<Record<'left' | 'right', () => Promise<void>>> = 
 /** What happens right after Lockstep's next update there committed (e.g. the worker dies). */
 const afterNextWrite: Partial<Record<'left' | 'right', () => Promise<void>>> = {};
 
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 const nameOf = async (side: 'left' | 'right', email: string) =>
   (await sql(side, `select name from people where email = '${email}'`)).map((r) => r.name as string);
 const idle = async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, databaseUrl, query, setUpPeopleSync } from '../../test/pg-pair';
+import { type Api, apiAs, databaseUrl, query, setUpPeopleSync, until } from '../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 
@@ -14,15 +14,6 @@ const urls = { left: '', right: '' };
 const sql = (side: 'left' | 'right', text: string) => query(urls[side], text);
 const count = async (side: 'left' | 'right') =>
   Number((await sql(side, 'select count(*)::int as n from people'))[0]?.n);
-
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 beforeAll(async () => {
   t = await createTestApp();
