@@ -10,15 +10,19 @@ import { ensureDatabase } from '../../apps/server/src/db/database';
 import { buildApp } from '../../apps/server/src/http/app';
 import { handleSyncRun } from '../../apps/server/src/jobs/sync-run';
 import { createSyncRunner } from '../../apps/server/src/sync/run-sync-chunk';
+import { runPreviewStep } from '../../apps/server/src/sync/sync-preview-work';
 import { type BenchRow, runStandalone } from '../harness';
 
 const ROWS = Number(process.env.LOCKSTEP_BENCH_ROWS ?? 20_000);
 /** 'empty' (one side populated), 'overlap' (half the rows on both sides, matched on email), or both. */
 const CASES = (process.env.LOCKSTEP_BENCH_FIRST_SYNC ?? 'empty,overlap').split(',');
+/** `direct`: the sync switched on at once; `preview`: the user's path, a preview (download, plan) then apply. */
+const PATHS = (process.env.LOCKSTEP_BENCH_PATH ?? 'direct').split(',');
 
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  for (const c of CASES) rows.push(...(await firstSync(c === 'overlap')));
+  for (const c of CASES)
+    for (const p of PATHS) rows.push(...(await firstSync(c === 'overlap', p === 'preview')));
   return rows;
 }
 
@@ -29,7 +33,7 @@ export async function run(): Promise<BenchRow[]> {
  * With `overlap`, the other side already holds every second person (its own ids, the email in
  * upper case): a two-way first sync matched on email, which stages both sides before writing.
  */
-async function firstSync(overlap: boolean): Promise<BenchRow[]> {
+async function firstSync(overlap: boolean, preview: boolean): Promise<BenchRow[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-bench-'));
   const config = loadConfig({ LOCKSTEP_DATA_DIR: dir, LOCKSTEP_LOG_LEVEL: 'silent', PORT: '3998' }, [
     'node',
@@ -154,7 +158,8 @@ async function firstSync(overlap: boolean): Promise<BenchRow[]> {
         ],
       },
     });
-    await ctx.db.updateTable('core_base').set({ sync_state: 'on' }).where('id', '=', core.id).execute();
+    if (!preview)
+      await ctx.db.updateTable('core_base').set({ sync_state: 'on' }).where('id', '=', core.id).execute();
 
     const runner = createSyncRunner({
       db: ctx.db,
@@ -170,7 +175,31 @@ async function firstSync(overlap: boolean): Promise<BenchRow[]> {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 100);
     const t1 = process.hrtime.bigint();
-    for (let i = 0; i < 100_000; i++) {
+    let previewMs = 0;
+    if (preview) {
+      // The user's path, each step run here (no queue wait counted): preview (download + plan),
+      // then apply.
+      const deps = {
+        db: ctx.db,
+        boss: ctx.boss,
+        secretBox: ctx.secretBox,
+        connectors: ctx.runtimeConnectors,
+        runner,
+      };
+      const created = await call('POST', '/rest/sync-preview/create', { coreBaseId: core.id });
+      await runPreviewStep(deps, created.id, 'download');
+      previewMs = Number(process.hrtime.bigint() - t1) / 1e6;
+      const planned = await ctx.db
+        .selectFrom('sync_preview')
+        .select(['status', 'summary'])
+        .where('id', '=', created.id)
+        .executeTakeFirstOrThrow();
+      if (planned.status !== 'in_review')
+        throw new Error(`preview ended ${planned.status}: ${JSON.stringify(planned.summary)}`);
+      await call('PATCH', `/rest/sync-preview/${created.id}`, { status: 'applying' });
+      await runPreviewStep(deps, created.id, 'apply');
+    }
+    for (let i = 0; i < (preview ? 0 : 100_000); i++) {
       const r = await handleSyncRun(
         ctx.db,
         ctx.boss,
@@ -201,13 +230,15 @@ async function firstSync(overlap: boolean): Promise<BenchRow[]> {
     await src.end();
     return [
       {
-        name: overlap
-          ? `PostgreSQL first sync, ${ROWS} rows, the other side holding 50% of them (matched on email)`
-          : `PostgreSQL first sync through the runtime, ${ROWS} rows x 10 columns`,
+        name: `${
+          overlap
+            ? `PostgreSQL first sync, ${ROWS} rows, the other side holding 50% of them (matched on email)`
+            : `PostgreSQL first sync through the runtime, ${ROWS} rows x 10 columns`
+        }${preview ? ', preview + apply' : ''}`,
         value: ROWS / (syncMs / 1000),
         unit: 'rows/s',
         target: '>= 100,000 rows/s at 1M',
-        note: `${(syncMs / 1000).toFixed(1)} s, ${n} rows on the other side, ${links} links, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB (${(startRss / 2 ** 20).toFixed(0)} MiB before the sync; the server, workers and bench in one process)${gc ? `, live heap kept ${(keptHeap / 2 ** 20).toFixed(0)} MiB` : ''}`,
+        note: `${(syncMs / 1000).toFixed(1)} s${preview ? ` (preview ${(previewMs / 1000).toFixed(1)} s)` : ''}, ${n} rows on the other side, ${links} links, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB (${(startRss / 2 ** 20).toFixed(0)} MiB before the sync; the server, workers and bench in one process)${gc ? `, live heap kept ${(keptHeap / 2 ** 20).toFixed(0)} MiB` : ''}`,
       },
       {
         name: `raw COPY TO | COPY FROM floor, ${ROWS} rows${overlap ? ' (same, overlap run)' : ''}`,

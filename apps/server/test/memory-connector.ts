@@ -28,6 +28,9 @@ export class MemoryBackend {
     return app;
   }
 
+  /** Reads of a whole table (from no cursor), to tell a download done again from one reused. */
+  fullReads = 0;
+
   connector(batchSize = 10): TableConnector {
     return {
       capabilities: { batchSize, incrementalRead: true, deleteDetection: 'events', webhooks: false },
@@ -35,6 +38,7 @@ export class MemoryBackend {
         if (this.failAuth)
           throw new ConnectorError('auth_invalid', '401 from app', 'The app refused the saved credentials.');
         const app = this.table(tableRemoteId);
+        if (cursor === null) this.fullReads++;
         const end = app.cursor;
         const page = app.read(cursor === null ? null : Number(cursor));
         return { ...page, nextCursor: String(end), hasMore: false, scanComplete: cursor === null };

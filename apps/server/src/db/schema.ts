@@ -344,8 +344,19 @@ export type SyncPreviewTable = {
   core_table_ids: Json<string[]>;
   tracking_id: string | null;
   summary: Json<Record<string, unknown>>;
+  /** Where each downloaded external table's read ended, by external table id (null until downloaded). */
+  cursors: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The match fields each downloaded table's keys were made with, by external table id. */
+  keyed_on: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+};
+
+export type SyncPreviewPairTable = {
+  sync_preview_id: string;
+  table_mapping_id: string;
+  left_remote_id: string;
+  right_remote_id: string;
 };
 
 export type Database = {
@@ -379,4 +390,5 @@ export type Database = {
   held_conflict: HeldConflictTable;
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
+  sync_preview_pair: SyncPreviewPairTable;
 };

@@ -1,19 +1,7 @@
 import type { PgBoss } from 'pg-boss';
-import { type PreviewDeps, type PreviewStep, runPreviewStep } from '../sync/sync-preview-work';
+import { type PreviewDeps, runPreviewStep } from '../sync/sync-preview-work';
+import { SYNC_PREVIEW_STEP, type SyncPreviewStepData } from './preview-step-queue';
 import { RUN_HEARTBEAT_SECONDS } from './sync-run';
-
-export const SYNC_PREVIEW_STEP = 'sync-preview-step';
-export type SyncPreviewStepData = { previewId: string; step: PreviewStep; externalTableId?: string };
-
-export async function requestPreviewStep(
-  boss: PgBoss,
-  previewId: string,
-  step: PreviewStep,
-  externalTableId?: string,
-) {
-  const data: SyncPreviewStepData = { previewId, step, ...(externalTableId ? { externalTableId } : {}) };
-  await boss.send(SYNC_PREVIEW_STEP, data, { singletonKey: previewId });
-}
 
 /** Downloads, plans and applies sync previews in the background; the preview's status tells the client. */
 export async function registerSyncPreviewStep(boss: PgBoss, deps: PreviewDeps, runWorkers: boolean) {

@@ -10,7 +10,7 @@ import type { Db } from '../db/database';
 import type { SyncPreviewTable } from '../db/schema';
 import { canAccessOwner, type Principal } from '../http/context';
 import { HttpError, notFound } from '../http/http-error';
-import { requestPreviewStep } from '../jobs/sync-preview-step';
+import { requestPreviewStep } from '../jobs/preview-step-queue';
 import { createProgress } from './progress';
 import { iso } from './sync-logs';
 

@@ -1,8 +1,9 @@
 import type { ReadPage, TableConnector } from '@lockstep/connectors';
-import { type CanonicalValue, matchKeyOf, type RecordData } from '@lockstep/engine';
+import type { RecordData } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { MappingPlan } from './load-sync-plan';
+import { keyFunction } from './match-key';
 
 /**
  * The first sync of a table pair with a match field, in three steps, each chunked:
@@ -17,24 +18,31 @@ import type { MappingPlan } from './load-sync-plan';
  */
 export type FirstSyncStep =
   | { kind: 'downloading' }
-  | { kind: 'pages'; left: ReadPage; right: ReadPage }
+  /** A chunk to reconcile; `position` is stored (storeFirstSyncPosition) once its writes are applied. */
+  | { kind: 'pages'; left: ReadPage; right: ReadPage; position: FirstSyncPosition }
+  /** The staged records are used up and the cursors stored: the next chunk reads from them. */
+  | { kind: 'finished' }
   | { kind: 'not_first_sync' };
 
 const RECONCILE_CHUNK = 2000;
 
-type Sides = { left: TableConnector; right: TableConnector };
+/** How far the reconcile step has got: staged records of `side` up to id `after` are applied. */
+export type FirstSyncPosition = { tableMappingId: string; side: 'left' | 'right'; after: string };
 
-function keyFunction(m: MappingPlan) {
-  const primary = m.spec.fields.find((f) => f.id === m.matchOn.primary);
-  const secondary = m.spec.fields.find((f) => f.id === m.matchOn.secondary);
-  return (side: 'left' | 'right', r: RecordData): string | null => {
-    if (!primary) return null;
-    const first = matchKeyOf((r.fields[primary[side].id] ?? null) as CanonicalValue);
-    if (first === null || !secondary) return first;
-    const second = matchKeyOf((r.fields[secondary[side].id] ?? null) as CanonicalValue);
-    return second === null ? null : `${first}\u0000${second}`;
-  };
+/**
+ * Moves the reconcile step past a chunk, after the chunk's writes and bookkeeping: a crash before
+ * this reconciles the chunk again (its creates are recognised by their idempotency keys), never
+ * skips it.
+ */
+export async function storeFirstSyncPosition(db: Db, p: FirstSyncPosition) {
+  await db
+    .updateTable('first_sync_state')
+    .set({ reconcile_side: p.side, reconcile_after: p.after, updated_at: new Date() })
+    .where('table_mapping_id', '=', p.tableMappingId)
+    .execute();
 }
+
+type Sides = { left: TableConnector; right: TableConnector };
 
 const emptyPage = (cursor: string | null): ReadPage => ({
   records: [],
@@ -51,14 +59,15 @@ export async function firstSyncStep(
   connectors: Sides,
   options: { startsFirstSync: boolean; pageSize: (c: TableConnector) => number },
 ): Promise<FirstSyncStep> {
-  if (!m.matchOn.primary) return { kind: 'not_first_sync' };
   let state = await db
     .selectFrom('first_sync_state')
     .selectAll()
     .where('table_mapping_id', '=', m.tableMappingId)
     .executeTakeFirst();
   if (!state) {
-    if (!options.startsFirstSync) return { kind: 'not_first_sync' };
+    // Staged only with a match field (or when an applied preview staged its download: then the
+    // records are already here and are reconciled from here, with no match to make).
+    if (!options.startsFirstSync || !m.matchOn.primary) return { kind: 'not_first_sync' };
     await db
       .insertInto('first_sync_state')
       .values({ table_mapping_id: m.tableMappingId, owner_id: ownerId })
@@ -175,15 +184,15 @@ export async function firstSyncStep(
           rows.map((r) => r.remote_id),
         )
         .execute();
-      await db
-        .updateTable('first_sync_state')
-        .set({ reconcile_after: String(rows[rows.length - 1]?.id), updated_at: new Date() })
-        .where('table_mapping_id', '=', m.tableMappingId)
-        .execute();
       return {
         kind: 'pages',
         left: { ...emptyPage(null), records: rows.map(toRecord) },
         right: { ...emptyPage(null), records: partners.map(toRecord) },
+        position: {
+          tableMappingId: m.tableMappingId,
+          side: 'left',
+          after: String(rows[rows.length - 1]?.id),
+        },
       };
     }
     await db
@@ -212,15 +221,15 @@ export async function firstSyncStep(
     .limit(RECONCILE_CHUNK)
     .execute();
   if (unpaired.length > 0) {
-    await db
-      .updateTable('first_sync_state')
-      .set({ reconcile_after: String(unpaired[unpaired.length - 1]?.id), updated_at: new Date() })
-      .where('table_mapping_id', '=', m.tableMappingId)
-      .execute();
     return {
       kind: 'pages',
       left: emptyPage(null),
       right: { ...emptyPage(null), records: unpaired.map(toRecord) },
+      position: {
+        tableMappingId: m.tableMappingId,
+        side: 'right',
+        after: String(unpaired[unpaired.length - 1]?.id),
+      },
     };
   }
 
@@ -243,5 +252,5 @@ export async function firstSyncStep(
     await trx.deleteFrom('first_sync_record').where('table_mapping_id', '=', m.tableMappingId).execute();
     await trx.deleteFrom('first_sync_state').where('table_mapping_id', '=', m.tableMappingId).execute();
   });
-  return { kind: 'not_first_sync' };
+  return { kind: 'finished' };
 }

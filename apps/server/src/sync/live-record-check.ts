@@ -1,7 +1,7 @@
 import { differencesFromShadow, type Shadow } from '@lockstep/engine';
 import type { AppContext } from '../http/context';
 import { loadSyncPlan } from './load-sync-plan';
-import { connectorFor } from './run-sync-chunk';
+import { sideConnector } from './side-connector';
 
 type LinkRow = {
   core_base_id: string;
@@ -23,8 +23,8 @@ export async function liveCheck(ctx: AppContext, row: LinkRow) {
   try {
     const deps = { db: ctx.db, secretBox: ctx.secretBox, connectors: ctx.runtimeConnectors };
     const [left, right] = await Promise.all([
-      connectorFor(deps, m.left, 'left'),
-      connectorFor(deps, m.right, 'right'),
+      sideConnector(deps, m.left, 'left'),
+      sideConnector(deps, m.right, 'right'),
     ]);
     if (!left.readRecords || !right.readRecords)
       return unknown('These apps are not read record by record; the next run compares them.');

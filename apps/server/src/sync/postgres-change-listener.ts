@@ -6,6 +6,7 @@ import type { Db } from '../db/database';
 import { type ListenClient, openListenClient } from '../db/listen-client';
 import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
+import { createWakeCoalescer } from './wake-coalescer';
 
 /** `logical`: a connection of the database chose logical decoding, so this listener pumps its slot. */
 type Listener = {
@@ -52,6 +53,8 @@ export function createPostgresChangeListener(
   let timer: ReturnType<typeof setInterval> | null = null;
   let pumpTimer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
+  // Many commits on watched tables wake each sync once per window, not once per commit.
+  const wakeUps = createWakeCoalescer((id) => requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook));
 
   async function refresh() {
     const rows = await deps.db
@@ -98,8 +101,7 @@ export function createPostgresChangeListener(
         continue;
       }
       const runSyncs = (bases: Iterable<string>) => {
-        for (const id of bases)
-          void requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook).catch(() => {});
+        for (const id of bases) wakeUps.wake(id);
       };
       // Set before connecting: a notification may arrive as soon as the LISTEN is in.
       const listener: Listener = { client: null, tables, logical: logical.has(key), pumping: false };
@@ -159,6 +161,7 @@ export function createPostgresChangeListener(
     },
     async stop() {
       stopped = true;
+      wakeUps.stop();
       if (timer) clearInterval(timer);
       if (pumpTimer) clearInterval(pumpTimer);
       await own?.close();

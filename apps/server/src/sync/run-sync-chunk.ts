@@ -14,10 +14,10 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Side } from '../db/schema';
 import type { SyncRunner } from '../jobs/sync-run';
-import { connectionItemsSaver } from '../services/external-connections';
 import type { SecretBox } from '../services/secret-box';
-import { firstSyncStep } from './first-sync';
-import { loadSyncPlan, type MappingPlan, type SidePlan } from './load-sync-plan';
+import { firstSyncStep, storeFirstSyncPosition } from './first-sync';
+import { loadSyncPlan, type MappingPlan } from './load-sync-plan';
+import { pageSizeOf } from './page-size';
 import { holdCreatesOverLimit, releaseHeldCreates } from './record-limit';
 import {
   orderByLinks,
@@ -34,18 +34,15 @@ import {
   settleRetriedIssues,
 } from './retry-records';
 import type { RuntimeConnectors } from './runtime-connectors';
+import { RunStop, sideConnector } from './side-connector';
 import {
   assertMappedFieldsPresent,
   failedSideOf,
-  onSide,
   raiseTableIssue,
   resolveTableIssues,
 } from './table-problems';
 import { FOLLOW_UP_ROUNDS, type FollowUp, followUpOf, reconcileFollowUps } from './write-follow-ups';
 
-/** Records read per page; a side whose connector writes bigger batches reads pages that size. */
-const PAGE_SIZE = 500;
-const pageSizeOf = (c: TableConnector) => Math.max(PAGE_SIZE, c.capabilities.batchSize);
 /** Write batches of at most this many, so a page's batches can be pipelined (see applyResult). */
 const PIPELINED_BATCH = 1000;
 
@@ -57,31 +54,6 @@ type Deps = {
   localDevPlan?: boolean;
 };
 type Counts = Record<string, number>;
-
-/** A problem that stops the run (bad credentials, a missing connector): the run fails with this text. */
-class RunStop extends Error {}
-
-/** A side's connector, opened with its connection's credentials (a broken or deleted one stops the run). */
-export async function connectorFor(deps: Deps, side: SidePlan, which: Side): Promise<TableConnector> {
-  let secrets: Record<string, string> = {};
-  if (side.connectionId) {
-    const conn = await deps.db
-      .selectFrom('external_connection')
-      .select(['secrets', 'status'])
-      .where('id', '=', side.connectionId)
-      .executeTakeFirst();
-    if (!conn) throw new RunStop('A connection of this sync was deleted. Reconnect the app.');
-    if (conn.status === 'broken')
-      throw new RunStop('A connection of this sync is broken. Reconnect the app to resume.');
-    secrets = deps.secretBox.open<{ connectionItems: Record<string, string> }>(conn.secrets).connectionItems;
-  }
-  // OAuth tokens a run renews are sealed into the connection at once, so other workers and the next
-  // run use them (a single-use refresh token that was spent and not saved would break it).
-  const save = side.connectionId ? connectionItemsSaver(deps, side.connectionId) : undefined;
-  const connector = deps.connectors.forConnection(side.type, secrets, save);
-  if (!connector) throw new RunStop(`The ${side.type} connector is not available on this server.`);
-  return onSide(connector, which, side.connectionId);
-}
 
 type LinkRow = {
   id: string;
@@ -286,6 +258,35 @@ async function storeCursor(
       where external_table_id = ${tableId} and xmin::text = ${read.version}`.execute(db);
 }
 
+/**
+ * The links of what a page read: one index lookup per side (an OR of both sides was planned as a
+ * scan of the table pair's links, whose cost grew with the table), none for a side that read
+ * nothing. A complete scan needs every link (absence is evidence).
+ */
+async function loadLinks(
+  db: Db,
+  tableMappingId: string,
+  ids: { left: string[]; right: string[] },
+  everyLink: boolean,
+): Promise<LinkRow[]> {
+  const base = () =>
+    db
+      .selectFrom('core_meta_record')
+      .select(['id', 'left_remote_id', 'right_remote_id', 'shadow', 'shadow_version'])
+      .where('table_mapping_id', '=', tableMappingId);
+  if (everyLink) return (await base().execute()) as LinkRow[];
+  const byId = new Map<string, LinkRow>();
+  for (const side of ['left', 'right'] as const) {
+    if (ids[side].length === 0) continue;
+    // One array parameter (not one bind parameter per id): pages are thousands of ids.
+    const rows = await base()
+      .where(sql<boolean>`${sql.ref(`${side}_remote_id`)} = any(${ids[side]}::text[])`)
+      .execute();
+    for (const r of rows) byId.set(r.id, r as LinkRow);
+  }
+  return [...byId.values()];
+}
+
 async function runMapping(
   deps: Deps,
   ownerId: string,
@@ -298,8 +299,8 @@ async function runMapping(
 ): Promise<boolean> {
   const { db } = deps;
   const [left, right] = await Promise.all([
-    connectorFor(deps, m.left, 'left'),
-    connectorFor(deps, m.right, 'right'),
+    sideConnector(deps, m.left, 'left'),
+    sideConnector(deps, m.right, 'right'),
   ]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
   await recoverPendingCreates(deps, context);
@@ -327,7 +328,8 @@ async function runMapping(
         { left, right },
         { startsFirstSync: firstSync, pageSize: pageSizeOf },
       );
-  if (staged.kind === 'downloading') return true;
+  // Still downloading, or just finished: the next chunk goes on (from the cursors the scans ended on).
+  if (staged.kind === 'downloading' || staged.kind === 'finished') return true;
   const [pageL, pageR] =
     staged.kind === 'pages'
       ? [staged.left, staged.right]
@@ -361,18 +363,9 @@ async function runMapping(
     left: [...pageL.records.map((r) => r.id), ...pageL.deletedIds],
     right: [...pageR.records.map((r) => r.id), ...pageR.deletedIds],
   };
-  let linkQuery = db
-    .selectFrom('core_meta_record')
-    .select(['id', 'left_remote_id', 'right_remote_id', 'shadow', 'shadow_version'])
-    .where('table_mapping_id', '=', m.tableMappingId);
-  // A complete scan needs every link (absence is evidence); otherwise only the links of what was read.
-  if (!pageL.scanComplete && !pageR.scanComplete) {
-    // One array parameter per side (not one bind parameter per id): pages are thousands of ids.
-    linkQuery = linkQuery.where(
-      sql<boolean>`(left_remote_id = any(${ids.left}::text[]) or right_remote_id = any(${ids.right}::text[]))`,
-    );
-  }
-  const links = (await linkQuery.execute()).map((r) => toLink(r as LinkRow));
+  const links = (await loadLinks(db, m.tableMappingId, ids, pageL.scanComplete || pageR.scanComplete)).map(
+    (r) => toLink(r),
+  );
   // The link count only weighs deletions (the mass-delete breaker); a complete scan loaded every link.
   const total =
     (pageL.deletedIds.length || pageR.deletedIds.length) && !pageL.scanComplete && !pageR.scanComplete
@@ -431,6 +424,7 @@ async function runMapping(
 
   // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
   // position and sets the cursors when it ends.
+  if (staged.kind === 'pages') await storeFirstSyncPosition(db, staged.position);
   for (const [side, page] of staged.kind === 'pages'
     ? []
     : ([
@@ -517,8 +511,8 @@ async function writeWaitingRelations(
     .executeTakeFirst();
   if (!any) return;
   const [left, right] = await Promise.all([
-    connectorFor(deps, a.m.left, 'left'),
-    connectorFor(deps, a.m.right, 'right'),
+    sideConnector(deps, a.m.left, 'left'),
+    sideConnector(deps, a.m.right, 'right'),
   ]);
   const ctx: RunContext = { ...a, connectors: { left, right } };
   await writePendingRelations({

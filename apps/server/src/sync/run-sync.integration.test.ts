@@ -477,12 +477,16 @@ describe('sync runs end to end', () => {
       'grace@x.com',
     ]);
 
-    // Apply: the first sync runs, the sync goes live.
+    // Apply: the first sync runs from what the preview downloaded (neither app is read whole
+    // again), then carries what changed since the download; the sync goes live.
+    s.left.userCreate({ email: 'late@x.com', name: 'Added after the preview' });
+    const fullReads = backend.fullReads;
     expect((await patch(`/rest/sync-preview/${id}`, { status: 'applying' })).statusCode).toBe(200);
     await until(id, ['done', 'applying_failed']);
     expect((await get(`/rest/sync-preview/${id}`)).status).toBe('done');
-    expect(s.right.records.size).toBe(4);
-    expect(s.left.records.size).toBe(4);
+    expect(backend.fullReads).toBe(fullReads);
+    expect(s.right.records.size).toBe(5);
+    expect(s.left.records.size).toBe(5);
     expect((await get(`/rest/core-bases/${s.id}`)).syncState).toBe('on');
     expect((await patch(`/rest/sync-preview/${id}`, { status: 'cancelled' })).statusCode).toBe(409);
   });

@@ -6,6 +6,7 @@ import * as m0004 from './0004-first-sync-staging';
 import * as m0005 from './0005-pending-relations';
 import * as m0006 from './0006-lean-bookkeeping-keys';
 import * as m0007 from './0007-run-claims';
+import * as m0008 from './0008-set-based-pipeline';
 
 /** Migrations in order; names are stable once shipped. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-pending-relations': m0005,
   '0006-lean-bookkeeping-keys': m0006,
   '0007-run-claims': m0007,
+  '0008-set-based-pipeline': m0008,
 };

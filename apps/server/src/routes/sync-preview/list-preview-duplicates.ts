@@ -2,6 +2,7 @@ import { Paged, PageQuery } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findSyncPreview } from '../../services/sync-previews';
+import { shownKey } from '../../sync/match-key';
 import { PreviewParams } from './params';
 
 const Duplicate = z.object({ side: z.string(), key: z.string(), recordIds: z.array(z.string()) });
@@ -39,7 +40,7 @@ export function listPreviewDuplicates(app: RestApp, ctx: AppContext) {
       const all = rows
         .map((r) => r.details as { side: string; key: string; recordIds: string[] })
         .filter((d) => side !== undefined && d.side === side.side)
-        .map((d) => ({ side: d.side, key: d.key.replace('\u0000', ' + '), recordIds: d.recordIds }));
+        .map((d) => ({ side: d.side, key: shownKey(d.key), recordIds: d.recordIds }));
       return { items: all.slice(skip, skip + take), total: all.length, skip, take };
     },
   );

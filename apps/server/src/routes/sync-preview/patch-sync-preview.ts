@@ -1,7 +1,7 @@
 import { SyncPreview, SyncPreviewStatus } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { requestPreviewStep } from '../../jobs/sync-preview-step';
+import { requestPreviewStep } from '../../jobs/preview-step-queue';
 import { assertPlanAllows } from '../../services/plan-guard';
 import { cancelProgress, createProgress } from '../../services/progress';
 import { findSyncPreview, toSyncPreview, transitionPreview } from '../../services/sync-previews';

@@ -2,7 +2,7 @@ import { SyncPreview, type SyncPreviewStatus } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
-import { requestPreviewStep } from '../../jobs/sync-preview-step';
+import { requestPreviewStep } from '../../jobs/preview-step-queue';
 import { createProgress } from '../../services/progress';
 import { findSyncPreview, toSyncPreview, transitionPreview } from '../../services/sync-previews';
 import { PreviewParams } from './params';

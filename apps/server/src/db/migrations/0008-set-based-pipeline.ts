@@ -1,0 +1,38 @@
+import { type Kysely, sql } from 'kysely';
+
+// The set-based run pipeline (issue 16): every lookup a chunk makes is served by an index, and the
+// preview keeps what apply needs to reuse its download instead of reading both apps again.
+export async function up(db: Kysely<unknown>): Promise<void> {
+  // A preview's chunks look staged rows up by id and by match key within one table.
+  await sql`create index if not exists sync_preview_record_remote_idx
+    on sync_preview_record (sync_preview_id, external_table_id, remote_id)`.execute(db);
+  await sql`create index if not exists sync_preview_record_key_idx
+    on sync_preview_record (sync_preview_id, external_table_id, match_key)`.execute(db);
+  // Pairs the preview matched (left with right, by the table pair's match field), found set-based.
+  await sql`create table if not exists sync_preview_pair (
+    sync_preview_id uuid not null references sync_preview(id) on delete cascade,
+    table_mapping_id uuid not null,
+    left_remote_id text not null,
+    right_remote_id text not null,
+    primary key (sync_preview_id, table_mapping_id, left_remote_id))`.execute(db);
+  await sql`create index if not exists sync_preview_pair_right_idx
+    on sync_preview_pair (sync_preview_id, table_mapping_id, right_remote_id)`.execute(db);
+  // Where each downloaded table's read ended (its cursor): apply starts the change capture there.
+  await sql`alter table sync_preview add column if not exists cursors jsonb`.execute(db);
+  // The match fields each downloaded table's keys were made with: a match field changed since means
+  // keying that table again before planning or applying.
+  await sql`alter table sync_preview add column if not exists keyed_on jsonb`.execute(db);
+  // Pending writes are looked up by sync and kind at the start of every chunk.
+  await sql`create index if not exists pending_write_base_idx on pending_write (core_base_id, operation)`.execute(
+    db,
+  );
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop index if exists pending_write_base_idx`.execute(db);
+  await sql`alter table sync_preview drop column if exists keyed_on`.execute(db);
+  await sql`alter table sync_preview drop column if exists cursors`.execute(db);
+  await sql`drop table if exists sync_preview_pair`.execute(db);
+  await sql`drop index if exists sync_preview_record_key_idx`.execute(db);
+  await sql`drop index if exists sync_preview_record_remote_idx`.execute(db);
+}

@@ -1,0 +1,198 @@
+import { type Link, type RecordData, reconcile } from '@lockstep/engine';
+import { sql } from 'kysely';
+import type { Db } from '../../db/database';
+import type { MappingPlan } from '../load-sync-plan';
+import { rekeyStaged } from './preview-download';
+
+export type PreviewSummary = {
+  pairs: number;
+  createLeft: number;
+  createRight: number;
+  updateLeft: number;
+  updateRight: number;
+  conflicts: number;
+  unchanged: number;
+  duplicates: number;
+  missingKeys: number;
+};
+
+export const emptySummary = (): PreviewSummary => ({
+  pairs: 0,
+  createLeft: 0,
+  createRight: 0,
+  updateLeft: 0,
+  updateRight: 0,
+  conflicts: 0,
+  unchanged: 0,
+  duplicates: 0,
+  missingKeys: 0,
+});
+
+/** Staged records planned per statement: the heap holds one chunk and its partners. */
+const PLAN_CHUNK = 5000;
+
+type Staged = { id: string; remote_id: string; fields: Record<string, unknown> };
+type LinkRow = {
+  id: string;
+  left_remote_id: string | null;
+  right_remote_id: string | null;
+  shadow: Record<string, unknown>;
+  shadow_version: number;
+};
+
+/**
+ * Stage 2 of a preview, for one table mapping, without writing to the apps: matching and its
+ * problems as set-based statements (the same grouping the first sync links by, so apply pairs what
+ * the preview showed), then the engine plans the staged records a chunk at a time (left records
+ * with their partners, then the right records nobody partnered), and each chunk's plans are stored
+ * with one statement.
+ */
+export async function planMapping(db: Db, previewId: string, m: MappingPlan, summary: PreviewSummary) {
+  const scope = sql`sync_preview_id = ${previewId}::uuid and
+    ((external_table_id = ${m.left.tableId}::uuid and side = 'left') or (external_table_id = ${m.right.tableId}::uuid and side = 'right'))`;
+  // Planned again (a table downloaded again): what an earlier plan decided is void.
+  await sql`update sync_preview_record set plan = null where ${scope} and plan is not null`.execute(db);
+  await sql`delete from sync_preview_pair where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${m.tableMappingId}::uuid`.execute(
+    db,
+  );
+  await rekeyStaged(db, previewId, m);
+  if (m.matchOn.primary) await matchStaged(db, previewId, m, scope, summary);
+
+  for (const side of ['left', 'right'] as const) {
+    let after = '0';
+    for (;;) {
+      // Left records in order; then the right records no left record partnered (still unplanned).
+      const rows = (
+        await sql<Staged>`select id::text, remote_id, fields from sync_preview_record
+          where sync_preview_id = ${previewId}::uuid and external_table_id = ${m[side].tableId}::uuid and side = ${side}
+            and id > ${after}::bigint ${side === 'right' ? sql`and plan is null` : sql``}
+          order by id limit ${PLAN_CHUNK}`.execute(db)
+      ).rows;
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1]?.id as string;
+      await planChunk(db, previewId, m, side, rows, summary);
+    }
+  }
+}
+
+/** Duplicate and missing keys become the preview's problems; keys unique on both sides pair. */
+async function matchStaged(
+  db: Db,
+  previewId: string,
+  m: MappingPlan,
+  scope: ReturnType<typeof sql>,
+  summary: PreviewSummary,
+) {
+  const duplicates =
+    await sql`insert into sync_preview_problem (sync_preview_id, table_mapping_id, kind, message, details)
+    select ${previewId}::uuid, ${m.tableMappingId}::uuid, 'duplicate',
+      count(*) || ' ' || side || ' records share the key "' || replace(match_key, chr(31), ' + ') || '"; they are not matched.',
+      jsonb_build_object('side', side, 'key', match_key, 'recordIds', jsonb_agg(remote_id order by id))
+    from sync_preview_record where ${scope} and match_key is not null
+    group by side, match_key having count(*) > 1`.execute(db);
+  summary.duplicates += Number(duplicates.numAffectedRows ?? 0);
+  const missing =
+    await sql`insert into sync_preview_problem (sync_preview_id, table_mapping_id, kind, message, details)
+    select ${previewId}::uuid, ${m.tableMappingId}::uuid, 'missing_key',
+      'A ' || side || ' record has no value in the match field; it is created on the other side instead of matched.',
+      jsonb_build_object('side', side, 'recordId', remote_id)
+    from sync_preview_record where ${scope} and match_key is null`.execute(db);
+  summary.missingKeys += Number(missing.numAffectedRows ?? 0);
+  // As the first sync links (first-sync.ts): one grouped scan; records already linked stay out.
+  const pairs =
+    await sql`insert into sync_preview_pair (sync_preview_id, table_mapping_id, left_remote_id, right_remote_id)
+    select ${previewId}::uuid, ${m.tableMappingId}::uuid, k.l, k.r from (
+      select min(remote_id) filter (where side = 'left') as l, min(remote_id) filter (where side = 'right') as r,
+        count(*) filter (where side = 'left') as nl, count(*) filter (where side = 'right') as nr
+      from sync_preview_record where ${scope} and match_key is not null group by match_key) k
+    where k.nl = 1 and k.nr = 1
+      and not exists (select 1 from core_meta_record c where c.table_mapping_id = ${m.tableMappingId}::uuid and c.left_remote_id = k.l)
+      and not exists (select 1 from core_meta_record c where c.table_mapping_id = ${m.tableMappingId}::uuid and c.right_remote_id = k.r)
+    on conflict do nothing`.execute(db);
+  summary.pairs += Number(pairs.numAffectedRows ?? 0);
+}
+
+async function planChunk(
+  db: Db,
+  previewId: string,
+  m: MappingPlan,
+  side: 'left' | 'right',
+  rows: Staged[],
+  summary: PreviewSummary,
+) {
+  const ids = rows.map((r) => r.remote_id);
+  // The links the sync already has for these records (a sync previewed again), by index.
+  const linkRows = (
+    await sql<LinkRow>`select id, left_remote_id, right_remote_id, shadow, shadow_version from core_meta_record
+      where table_mapping_id = ${m.tableMappingId}::uuid and ${sql.ref(`${side}_remote_id`)} = any(${ids}::text[])`.execute(
+      db,
+    )
+  ).rows;
+  const links: Link[] = linkRows.map((l) => ({
+    id: l.id,
+    leftId: l.left_remote_id,
+    rightId: l.right_remote_id,
+    shadow: Object.keys(l.shadow).length ? (l.shadow as Link['shadow']) : null,
+    version: l.shadow_version,
+  }));
+  let partners: Staged[] = [];
+  if (side === 'left') {
+    const pairs = (
+      await sql<{
+        l: string;
+        r: string;
+      }>`select left_remote_id as l, right_remote_id as r from sync_preview_pair
+        where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${m.tableMappingId}::uuid and left_remote_id = any(${ids}::text[])`.execute(
+        db,
+      )
+    ).rows;
+    for (const p of pairs)
+      links.push({ id: `preview:${p.l}`, leftId: p.l, rightId: p.r, shadow: null, version: 0 });
+    const partnerIds = links.map((l) => l.rightId).filter((id): id is string => id !== null);
+    if (partnerIds.length > 0)
+      partners = (
+        await sql<Staged>`select id::text, remote_id, fields from sync_preview_record
+          where sync_preview_id = ${previewId}::uuid and external_table_id = ${m.right.tableId}::uuid and side = 'right'
+            and remote_id = any(${partnerIds}::text[])`.execute(db)
+      ).rows;
+  }
+  const toRecord = (r: Staged): RecordData => ({ id: r.remote_id, fields: r.fields as RecordData['fields'] });
+  const result = reconcile({
+    mapping: m.spec,
+    links,
+    left: { records: (side === 'left' ? rows : []).map(toRecord), deletedIds: [], scanComplete: false },
+    right: {
+      records: (side === 'left' ? partners : rows).map(toRecord),
+      deletedIds: [],
+      scanComplete: false,
+    },
+  });
+  const planOf = new Map<string, string>();
+  const keyOf = (s: string, id: string) => `${s}:${id}`;
+  for (const op of result.operations) {
+    if (op.kind === 'create') {
+      planOf.set(keyOf(op.side === 'left' ? 'right' : 'left', op.sourceId), `create_${op.side}`);
+      if (op.side === 'left') summary.createLeft++;
+      else summary.createRight++;
+    } else if (op.kind === 'update') {
+      planOf.set(keyOf(op.side, op.remoteId), `update_${op.side}`);
+      if (op.side === 'left') summary.updateLeft++;
+      else summary.updateRight++;
+    }
+  }
+  const linkById = new Map(links.map((l) => [l.id, l]));
+  for (const c of result.heldConflicts) {
+    const link = linkById.get(c.linkId);
+    if (link?.leftId) planOf.set(keyOf('left', link.leftId), 'conflict');
+    summary.conflicts++;
+  }
+  const planned = [
+    ...rows.map((r) => ({ r, s: side })),
+    ...partners.map((r) => ({ r, s: 'right' as const })),
+  ];
+  const plans = planned.map(({ r, s }) => planOf.get(keyOf(s, r.remote_id)) ?? 'unchanged');
+  summary.unchanged += plans.filter((p) => p === 'unchanged').length;
+  await sql`update sync_preview_record p set plan = u.plan
+    from unnest(${planned.map(({ r }) => r.id)}::bigint[], ${plans}::text[]) as u(id, plan)
+    where p.id = u.id`.execute(db);
+}
