@@ -9,6 +9,7 @@ import { loadConfig } from '../../apps/server/src/config';
 import { ensureDatabase } from '../../apps/server/src/db/database';
 import { buildApp } from '../../apps/server/src/http/app';
 import { handleSyncRun } from '../../apps/server/src/jobs/sync-run';
+import { chunkTimings } from '../../apps/server/src/sync/chunk-timings';
 import { createSyncRunner } from '../../apps/server/src/sync/run-sync-chunk';
 import { runPreviewStep } from '../../apps/server/src/sync/sync-preview-work';
 import { type BenchRow, runStandalone } from '../harness';
@@ -210,6 +211,14 @@ async function firstSync(overlap: boolean, preview: boolean): Promise<BenchRow[]
       if (r !== 'more_work') break;
     }
     const syncMs = Number(process.hrtime.bigint() - t1) / 1e6;
+    // Where the chunks spent their time (ms summed), on stderr so the table stays clean.
+    console.error(
+      [...chunkTimings.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k}: ${Math.round(v)} ms`)
+        .join('\n'),
+    );
+    chunkTimings.clear();
     clearInterval(sampler);
     gc?.();
     // Live heap after the sync minus before: what a streamed sync keeps (should not grow with rows).

@@ -352,6 +352,11 @@ export type SyncPreviewTable = {
   updated_at: Timestamp;
 };
 
+export type OwnerRecordCountTable = {
+  owner_id: string;
+  n: ColumnType<string, string | number, string | number>;
+};
+
 export type SyncPreviewPairTable = {
   sync_preview_id: string;
   table_mapping_id: string;
@@ -391,4 +396,5 @@ export type Database = {
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
   sync_preview_pair: SyncPreviewPairTable;
+  owner_record_count: OwnerRecordCountTable;
 };

@@ -57,13 +57,10 @@ export async function limitDataOf(db: Db, userId: string, subscription?: Subscri
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('owner_id', '=', userId)
       .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('core_meta_record')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('owner_id', '=', userId)
-      .executeTakeFirstOrThrow(),
+    // Kept by triggers on core_meta_record (migration 0008): no count over every link.
+    db.selectFrom('owner_record_count').select('n').where('owner_id', '=', userId).executeTakeFirst(),
   ]);
-  return { baseCount: Number(bases.n), recordCount: Number(records.n), ...limitsOf(sub) };
+  return { baseCount: Number(bases.n), recordCount: Number(records?.n ?? 0), ...limitsOf(sub) };
 }
 
 /** Gives a user a plan from now on; `days` null means it runs until changed. */

@@ -15,6 +15,7 @@ import type { Db } from '../db/database';
 import type { Side } from '../db/schema';
 import type { SyncRunner } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
+import { stopwatch } from './chunk-timings';
 import { firstSyncStep, storeFirstSyncPosition } from './first-sync';
 import { loadSyncPlan, type MappingPlan } from './load-sync-plan';
 import { pageSizeOf } from './page-size';
@@ -297,6 +298,7 @@ async function runMapping(
   targets: Map<string, string>,
   waiting: { any: boolean },
 ): Promise<boolean> {
+  const lap = stopwatch();
   const { db } = deps;
   const [left, right] = await Promise.all([
     sideConnector(deps, m.left, 'left'),
@@ -305,12 +307,14 @@ async function runMapping(
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
   await recoverPendingCreates(deps, context);
   await executeApprovedDeletes(deps, context);
+  lap('recover pending writes');
   // Issues being retried: where both apps read records by id, those records are read again on both
   // sides and reconciled now; otherwise this pair's tables are read in full again.
   const limits = { ownerId, coreBaseId, m, localDevPlan: deps.localDevPlan ?? false };
   // Creates held back by the record limit are looked for again once the plan has room.
   await releaseHeldCreates(db, limits);
   const retried = await retriedIssues(db, coreBaseId, m.tableMappingId);
+  lap('held creates, retries');
   const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
   if (byIds) await retryRecords(deps, context, retried, targets);
   const retrying = retried.length > 0 && !byIds;
@@ -328,6 +332,7 @@ async function runMapping(
         { left, right },
         { startsFirstSync: firstSync, pageSize: pageSizeOf },
       );
+  lap('first sync staging');
   // Still downloading, or just finished: the next chunk goes on (from the cursors the scans ended on).
   if (staged.kind === 'downloading' || staged.kind === 'finished') return true;
   const [pageL, pageR] =
@@ -337,6 +342,7 @@ async function runMapping(
           left.read(m.left.tableRemoteId, cursor.left, { pageSize: pageSizeOf(left) }),
           right.read(m.right.tableRemoteId, cursor.right, { pageSize: pageSizeOf(right) }),
         ]);
+  lap('read');
 
   // A mapped column renamed or dropped under a live sync stops this pair before anything is written.
   assertMappedFieldsPresent(m, 'left', left, pageL, m.left.connectionId);
@@ -366,6 +372,7 @@ async function runMapping(
   const links = (await loadLinks(db, m.tableMappingId, ids, pageL.scanComplete || pageR.scanComplete)).map(
     (r) => toLink(r),
   );
+  lap('load links');
   // The link count only weighs deletions (the mass-delete breaker); a complete scan loaded every link.
   const total =
     (pageL.deletedIds.length || pageR.deletedIds.length) && !pageL.scanComplete && !pageR.scanComplete
@@ -397,6 +404,7 @@ async function runMapping(
     totalLinks: Number(total.n),
     resolveRelation,
   });
+  lap('reconcile');
   result.operations = await holdCreatesOverLimit(db, limits, result.operations);
   // Before the writes: a crash after them still leaves the relations to write later.
   await storePendingRelations(db, context, result.pendingRelations);
@@ -406,6 +414,7 @@ async function runMapping(
     problems: result.problems.length,
     circuitBreakers: result.circuitBreakers,
   });
+  lap('pending relations, limits, trace');
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
   const followUps: FollowUp[] = [];
   await applyResult(deps, {
@@ -413,14 +422,17 @@ async function runMapping(
     result,
     shadows,
     openIssues: await hasOpenIssues(db, coreBaseId),
+    stagedChunk: staged.kind === 'pages',
     followUps,
   });
+  lap('write and record');
   // Writes refused because the target changed under them or already held the record: reconciled
   // again now, with the source as read and the target as it is (before the cursors move past them).
   await settleFollowUps(deps, context, followUps, {
     read: { left: byId(pageL.records), right: byId(pageR.records) },
     resolveRelation,
   });
+  lap('follow-ups');
 
   // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
   // position and sets the cursors when it ends.
@@ -443,6 +455,7 @@ async function runMapping(
       absenceIsEvidence: pageL.scanComplete && pageR.scanComplete,
     });
   // This run's deletes may have made room for creates held back earlier: read again at once.
+  lap('cursors, settle');
   if (await releaseHeldCreates(db, limits)) return true;
   return pageL.hasMore || pageR.hasMore;
 }
@@ -772,9 +785,16 @@ type ApplyInput = {
   openIssues: boolean;
   /** Refused writes to reconcile again (collected here, see write-follow-ups.ts). */
   followUps: FollowUp[];
+  /**
+   * A chunk of a staged first sync: its creates are not recorded as pending. Its position moves
+   * only after its writes, so a crash reconciles the chunk again and each create goes again with
+   * the same idempotency key (the app returns the record it made); and the other side is read from
+   * the staged download, which cannot hold what this chunk created, until the chunk is done.
+   */
+  stagedChunk?: boolean;
 };
 
-type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues' | 'followUps'>;
+type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues' | 'followUps' | 'stagedChunk'>;
 
 const byId = (records: RecordData[]) => new Map(records.map((r) => [r.id, r]));
 
@@ -889,6 +909,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
   // flight, and it is always awaited before returning (or throwing).
   let inFlight: Promise<void> | null = null;
   let failure: { error: unknown } | null = null;
+  const lap = stopwatch();
   const settle = async () => {
     if (inFlight) await inFlight;
     inFlight = null;
@@ -904,7 +925,10 @@ async function applyResult(deps: Deps, a: ApplyInput) {
       // than making a later edit of that record look like a conflict with it. Deletes need no
       // record: their cursor has not moved, so the next run reads and writes them again.
       const ops = batch.operations;
-      const creates = ops.filter((op) => op.kind === 'create' || op.kind === 'update');
+      const creates = ops.filter(
+        (op): op is Extract<WriteOp, { kind: 'create' | 'update' }> =>
+          op.kind === 'update' || (op.kind === 'create' && !(a.stagedChunk && op.linkId === null)),
+      );
       // The payload is what a replay needs: a create's fields, not its intended shadow (half the
       // bytes of the bookkeeping a first sync writes per row; a replay derives it, recoveredShadow);
       // an update's intended shadow too (a replay that finds it landed stores it).
@@ -916,6 +940,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
           p: { tableMappingId: m.tableMappingId, op: op.kind === 'update' ? { ...op, intended } : op },
         })),
       );
+      lap('write: plan batch');
       if (creates.length > 0)
         await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, core_meta_record_id, side, operation, payload)
         select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, u.l, ${side}, u.o, u.p
@@ -939,9 +964,12 @@ async function applyResult(deps: Deps, a: ApplyInput) {
                 ...(op.expected ? { expected: op.expected } : {}),
               },
       );
+      lap('write: record pending writes');
       if (failure) break;
       const results = await a.connectors[side].write(table, requests);
+      lap('write: connector');
       await settle();
+      lap('write: wait for previous bookkeeping');
       // One transaction per batch; new records (the bulk of a first sync) and updates are applied with
       // a few set-based statements per batch.
       inFlight = db
@@ -1004,6 +1032,7 @@ async function applyResult(deps: Deps, a: ApplyInput) {
     }
   } finally {
     if (inFlight) await inFlight;
+    lap('write: wait for previous bookkeeping');
   }
   if (failure) throw (failure as { error: unknown }).error;
   if (result.shadowUpdates.length > 0) {

@@ -22,6 +22,36 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // The match fields each downloaded table's keys were made with: a match field changed since means
   // keying that table again before planning or applying.
   await sql`alter table sync_preview add column if not exists keyed_on jsonb`.execute(db);
+  // Each owner's synced records, kept by statement-level triggers (one update per statement, not
+  // per row): the record limit was checked with a count(*) over every link of every user, once per
+  // chunk, which grew with the data (a first sync of 1M rows counted 200 times).
+  await sql`create table if not exists owner_record_count (owner_id text primary key, n bigint not null default 0)`.execute(
+    db,
+  );
+  await sql`create or replace function count_owner_records() returns trigger language plpgsql as $fn$
+    begin
+      if TG_OP = 'INSERT' then
+        insert into owner_record_count (owner_id, n) select owner_id, count(*) from counted_rows group by owner_id
+          on conflict (owner_id) do update set n = owner_record_count.n + excluded.n;
+      else
+        update owner_record_count c set n = greatest(0, c.n - d.n)
+          from (select owner_id, count(*) as n from counted_rows group by owner_id) d where c.owner_id = d.owner_id;
+      end if;
+      return null;
+    end $fn$`.execute(db);
+  await sql`drop trigger if exists core_meta_record_count_insert on core_meta_record`.execute(db);
+  await sql`drop trigger if exists core_meta_record_count_delete on core_meta_record`.execute(db);
+  await sql`create trigger core_meta_record_count_insert after insert on core_meta_record
+    referencing new table as counted_rows for each statement execute function count_owner_records()`.execute(
+    db,
+  );
+  await sql`create trigger core_meta_record_count_delete after delete on core_meta_record
+    referencing old table as counted_rows for each statement execute function count_owner_records()`.execute(
+    db,
+  );
+  // In the same transaction as the triggers: no link is counted twice or missed.
+  await sql`insert into owner_record_count (owner_id, n) select owner_id, count(*) from core_meta_record group by owner_id
+    on conflict (owner_id) do update set n = excluded.n`.execute(db);
   // Pending writes are looked up by sync and kind at the start of every chunk.
   await sql`create index if not exists pending_write_base_idx on pending_write (core_base_id, operation)`.execute(
     db,
@@ -29,6 +59,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop trigger if exists core_meta_record_count_insert on core_meta_record`.execute(db);
+  await sql`drop trigger if exists core_meta_record_count_delete on core_meta_record`.execute(db);
+  await sql`drop function if exists count_owner_records()`.execute(db);
+  await sql`drop table if exists owner_record_count`.execute(db);
   await sql`drop index if exists pending_write_base_idx`.execute(db);
   await sql`alter table sync_preview drop column if exists keyed_on`.execute(db);
   await sql`alter table sync_preview drop column if exists cursors`.execute(db);

@@ -91,6 +91,33 @@ describe('users and plans', () => {
       .execute();
     const limits = (await get('/rest/users/limit-data', u.auth)).json();
     expect(limits).toMatchObject({ baseCount: 1, recordCount: 3 });
+    // The count is kept as links come and go: another user's links, deletes, and a sync deleted
+    // with its links (a cascade) all move it.
+    const second = await t.ctx.db
+      .insertInto('core_base')
+      .values({ owner_id: u.userId, config_extras: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.ctx.db
+      .insertInto('core_meta_record')
+      .values([1, 2].map(() => ({ core_base_id: second.id, owner_id: u.userId })))
+      .execute();
+    const [one] = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select('id')
+      .where('core_base_id', '=', base.id)
+      .execute();
+    await t.ctx.db
+      .deleteFrom('core_meta_record')
+      .where('id', '=', one?.id as string)
+      .execute();
+    expect((await get('/rest/users/limit-data', u.auth)).json()).toMatchObject({ recordCount: 4 });
+    await t.ctx.db.deleteFrom('core_base').where('id', '=', base.id).execute();
+    expect((await get('/rest/users/limit-data', u.auth)).json()).toMatchObject({
+      baseCount: 1,
+      recordCount: 2,
+    });
+    expect((await get('/rest/users/limit-data', other.auth)).json()).toMatchObject({ recordCount: 0 });
   });
 
   it('marks a plan whose end has passed as expired with limits of 0', async () => {
