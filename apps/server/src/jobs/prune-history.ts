@@ -196,7 +196,9 @@ export async function registerPruneHistory(
   options: Omit<PruneOptions, 'now' | 'batchRows'>,
   runWorkers: boolean,
 ) {
-  await boss.createQueue(PRUNE_HISTORY, { policy: 'singleton', expireInSeconds: 60 * 60 });
+  // One at a time; a first pass over a large backlog may take a while, and a failed pass is not
+  // retried (the next hour's picks up where it stopped).
+  await boss.createQueue(PRUNE_HISTORY, { policy: 'singleton', retryLimit: 0, expireInSeconds: 4 * 60 * 60 });
   await boss.schedule(PRUNE_HISTORY, '23 * * * *');
   if (!runWorkers) return;
   await boss.work(PRUNE_HISTORY, async () => {
