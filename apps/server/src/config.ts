@@ -35,6 +35,9 @@ const EnvSchema = z.object({
   LOCKSTEP_GOOGLE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_GOOGLE_API_URL: z.string().url().optional(),
   LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
+  LOCKSTEP_HISTORY_RETENTION_DAYS: z
+    .union([z.literal(''), z.coerce.number().int().min(1).max(3650)])
+    .optional(),
 });
 
 export type Config = {
@@ -73,6 +76,8 @@ export type Config = {
   notion: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
   /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
   sandbox: boolean | undefined;
+  /** Days of sync history every user keeps, whatever their plan; unset means each plan's own. */
+  historyRetentionDays: number | undefined;
 };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -144,5 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       apiUrl: e.LOCKSTEP_GOOGLE_API_URL?.replace(/\/$/, '') || undefined,
     },
     sandbox: e.LOCKSTEP_SANDBOX === '1' ? true : e.LOCKSTEP_SANDBOX === '0' ? false : undefined,
+    historyRetentionDays:
+      typeof e.LOCKSTEP_HISTORY_RETENTION_DAYS === 'number' ? e.LOCKSTEP_HISTORY_RETENTION_DAYS : undefined,
   };
 }

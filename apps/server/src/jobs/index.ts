@@ -4,7 +4,9 @@ import type { AppContext } from '../http/context';
 import type { SecretBox } from '../services/secret-box';
 import type { RuntimeConnectors } from '../sync/runtime-connectors';
 import { registerGenerateSchema } from './generate-schema';
+import { registerPruneHistory } from './prune-history';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
+import { limitJobRetention } from './queue';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
 import { registerRefreshAppWebhooks } from './refresh-app-webhooks';
 import { registerReleaseIdleChangeCapture } from './release-idle-change-capture';
@@ -36,4 +38,15 @@ export async function registerJobs(
   await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
   await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);
   await registerReleaseIdleChangeCapture(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerPruneHistory(
+    boss,
+    deps.db,
+    {
+      localDevPlan: deps.ctx?.config.environment === 'local',
+      retentionDays: deps.ctx?.config.historyRetentionDays,
+    },
+    deps.runWorkers,
+  );
+  // Last, so it covers every queue above (and ones made by earlier versions).
+  await limitJobRetention(boss);
 }

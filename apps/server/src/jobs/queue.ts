@@ -28,3 +28,26 @@ export async function startQueue(
   await boss.start();
   return boss;
 }
+
+/**
+ * How long finished jobs stay in pg-boss's job table: a day (its default is 7), enough to look into
+ * yesterday's runs. Every sync run chunk is a job, so at a few runs a second the default kept
+ * millions of rows.
+ */
+export const FINISHED_JOB_RETENTION_SECONDS = 24 * 60 * 60;
+
+/**
+ * Sets the retention of finished jobs on every queue that keeps them longer (pg-boss 12 keeps it per
+ * queue, `deleteAfterSeconds`; `createQueue` leaves an existing queue as it is). Jobs take their
+ * queue's setting when sent, so ones already finished keep the older setting until it runs out.
+ */
+export async function limitJobRetention(boss: PgBoss): Promise<string[]> {
+  const changed: string[] = [];
+  for (const queue of await boss.getQueues()) {
+    const keep = Number(queue.deleteAfterSeconds);
+    if (keep > 0 && keep <= FINISHED_JOB_RETENTION_SECONDS) continue;
+    await boss.updateQueue(queue.name, { deleteAfterSeconds: FINISHED_JOB_RETENTION_SECONDS });
+    changed.push(queue.name);
+  }
+  return changed;
+}

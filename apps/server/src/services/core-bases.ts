@@ -5,7 +5,7 @@ import {
   type SyncLabel,
   type SyncStatus,
 } from '@lockstep/contract';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { CoreBaseTable, ExternalBaseTable } from '../db/schema';
 import { canAccessOwner, type Principal } from '../http/context';
@@ -206,21 +206,51 @@ function unreachableApp(outages: { type: string | null }[]): string | null {
   return first.type ? connectorDisplayName(first.type as ConnectorType) : 'an app';
 }
 
+/**
+ * Per sync, its newest run's start, whether a run is going and its newest completed run's start
+ * (whether one ever completed): each an index probe (sync_log_base_recent_idx, sync_log_running_idx)
+ * that stops at its first row, where counting every run of a busy sync grew with its history.
+ */
+export function runStatesQuery(db: Db, ids: string[]) {
+  return db
+    .selectFrom('core_base as b')
+    .where('b.id', 'in', ids)
+    .select((eb) => [
+      'b.id as core_base_id',
+      eb
+        .selectFrom('sync_log as l')
+        .select('l.started_at')
+        .whereRef('l.core_base_id', '=', 'b.id')
+        .orderBy('l.started_at', 'desc')
+        .limit(1)
+        .as('last_started'),
+      eb
+        .exists(
+          eb
+            .selectFrom('sync_log as l')
+            .select(sql`1`.as('one'))
+            .whereRef('l.core_base_id', '=', 'b.id')
+            .where('l.status', '=', 'running'),
+        )
+        .as('running'),
+      // The newest completed run's start, not EXISTS: PostgreSQL drops an EXISTS's ORDER BY and
+      // LIMIT, and then may scan the table for a busy sync whose runs are mostly completed.
+      eb
+        .selectFrom('sync_log as l')
+        .select('l.started_at')
+        .whereRef('l.core_base_id', '=', 'b.id')
+        .where('l.status', '=', 'done')
+        .orderBy('l.started_at', 'desc')
+        .limit(1)
+        .as('last_done'),
+    ]);
+}
+
 export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncStatus[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [runs, issues, mappings, outages] = await Promise.all([
-    db
-      .selectFrom('sync_log')
-      .select((eb) => [
-        'core_base_id',
-        eb.fn.max('started_at').as('last_started'),
-        eb.fn.countAll<number>().filterWhere('status', '=', 'running').as('running'),
-        eb.fn.countAll<number>().filterWhere('status', '=', 'done').as('done'),
-      ])
-      .where('core_base_id', 'in', ids)
-      .groupBy('core_base_id')
-      .execute(),
+    runStatesQuery(db, ids).execute(),
     db
       .selectFrom('sync_error')
       .select((eb) => ['core_base_id', eb.fn.countAll<number>().as('n')])
@@ -250,7 +280,7 @@ export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncSta
   ]);
   return rows.map((row) => {
     const run = runs.find((r) => r.core_base_id === row.id);
-    const running = Number(run?.running ?? 0) > 0;
+    const running = run?.running === true;
     const hasMappings = Number(mappings.find((m) => m.core_base_id === row.id)?.n ?? 0) > 0;
     return {
       coreBaseId: row.id,
@@ -259,7 +289,7 @@ export async function syncStatuses(db: Db, rows: CoreBaseRow[]): Promise<SyncSta
       label: labelOf({
         syncState: row.sync_state,
         running,
-        everCompleted: Number(run?.done ?? 0) > 0,
+        everCompleted: (run?.last_done ?? null) !== null,
         lastRunStartedAt: run?.last_started ? new Date(run.last_started as Date) : null,
         switchedOnAt: row.sync_state_changed_at ? new Date(row.sync_state_changed_at) : null,
       }),

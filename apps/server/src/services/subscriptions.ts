@@ -2,6 +2,7 @@ import {
   type LimitData,
   NO_PLAN_DISPLAY_NAME,
   PLAN_TIERS,
+  type PlanTier,
   type Subscription,
   tierOfProductType,
 } from '@lockstep/contract';
@@ -75,4 +76,38 @@ export async function assignPlan(
     .insertInto('subscription')
     .values({ user_id: userId, product_type: productType, status: options.status, expires_at: expiresAt })
     .execute();
+}
+
+/**
+ * Days of sync history (runs with their operations, trace events, resolved issues) each plan keeps;
+ * jobs/prune-history.ts deletes what is older. Kept here, not in the contract's plan table, because
+ * only the server acts on it.
+ */
+export const HISTORY_RETENTION_DAYS = {
+  personal: 30,
+  solo: 30,
+  starter: 30,
+  plus: 30,
+  project: 30,
+  startup: 30,
+  pro: 90,
+  growth: 90,
+  professional: 90,
+  business: 90,
+  operator: 90,
+  enterprise: 90,
+} as const satisfies Record<PlanTier, number>;
+/** No plan, or an expired one (the free level). */
+export const NO_PLAN_HISTORY_RETENTION_DAYS = 7;
+/** The dev plan of a local server (a user without a plan there). */
+export const DEV_PLAN_HISTORY_RETENTION_DAYS = 30;
+
+/** Days of history a subscription keeps; `devPlan` when the user works on a local server's dev plan. */
+export function historyRetentionDaysOf(subscription: Subscription, devPlan = false): number {
+  if (subscription.status === 'none' && devPlan) return DEV_PLAN_HISTORY_RETENTION_DAYS;
+  const tier = subscription.productType ? tierOfProductType(subscription.productType) : null;
+  if (subscription.status === 'none' || subscription.status === 'expired' || !tier) {
+    return NO_PLAN_HISTORY_RETENTION_DAYS;
+  }
+  return HISTORY_RETENTION_DAYS[tier];
 }

@@ -7,8 +7,13 @@ import * as m0005 from './0005-pending-relations';
 import * as m0006 from './0006-lean-bookkeeping-keys';
 import * as m0007 from './0007-run-claims';
 import * as m0008 from './0008-set-based-pipeline';
+import * as m0009 from './0009-history-retention';
 
-/** Migrations in order; names are stable once shipped. */
+/**
+ * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
+ * A number may be taken before a lower one lands (0009 before 0008): the migrator allows that
+ * (allowUnorderedMigrations in database.ts) and runs the lower one when it arrives.
+ */
 export const migrations: Record<string, Migration> = {
   '0001-accounts-and-plans': m0001,
   '0002-sync-runtime': m0002,
@@ -18,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0006-lean-bookkeeping-keys': m0006,
   '0007-run-claims': m0007,
   '0008-set-based-pipeline': m0008,
+  '0009-history-retention': m0009,
 };

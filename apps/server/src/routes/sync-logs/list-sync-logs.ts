@@ -1,7 +1,7 @@
 import { Paged, SyncLog, SyncLogQuery } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findCoreBase } from '../../services/core-bases';
-import { toSyncLog } from '../../services/sync-logs';
+import { syncLogsPage, syncLogsQuery, toSyncLog } from '../../services/sync-logs';
 
 export function listSyncLogs(app: RestApp, ctx: AppContext) {
   app.get(
@@ -17,19 +17,13 @@ export function listSyncLogs(app: RestApp, ctx: AppContext) {
     async (request) => {
       const principal = principalOf(request);
       const { skip, take, coreBaseId, status, from, to } = request.query;
-      let q = ctx.db.selectFrom('sync_log');
-      if (coreBaseId) {
-        await findCoreBase(ctx.db, principal, coreBaseId);
-        q = q.where('core_base_id', '=', coreBaseId);
-      } else {
-        q = q.where('owner_id', '=', principal.userId);
-      }
-      if (status) q = q.where('status', '=', status);
-      if (from) q = q.where('started_at', '>=', new Date(from));
-      if (to) q = q.where('started_at', '<', new Date(to));
+      if (coreBaseId) await findCoreBase(ctx.db, principal, coreBaseId);
+      const filter = { coreBaseId, ownerId: principal.userId, status, from, to };
       const [rows, total] = await Promise.all([
-        q.selectAll().orderBy('started_at', 'desc').orderBy('id').offset(skip).limit(take).execute(),
-        q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        syncLogsPage(ctx.db, filter, skip, take).execute(),
+        syncLogsQuery(ctx.db, filter)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(toSyncLog), total: Number(total.n), skip, take };
     },
