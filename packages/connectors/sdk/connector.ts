@@ -1,5 +1,5 @@
 import type { CanonicalValue, RecordData } from '@lockstep/engine';
-import type { RateLimitPolicy } from './rate-limiter';
+import type { RateLimitPolicy } from './rate-limit-policy';
 
 /** One error code set for every app; the runtime decides from it: retry, pause and tell, fail the record, rescan. */
 export const CONNECTOR_ERROR_CODES = [

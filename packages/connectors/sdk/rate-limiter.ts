@@ -1,17 +1,8 @@
 import type pg from 'pg';
 import { ConnectorError } from './connector';
+import type { RateLimitPolicy, RateLimitWindow } from './rate-limit-policy';
 
-/** At most `limit` cost units in any `windowMs` sliding window. */
-export type RateLimitWindow = { limit: number; windowMs: number };
-
-/**
- * An app's documented limits, declared by its connector. Every window applies at once (e.g. 5/s and
- * 100/min); `scope` says what the key passed to `acquire` stands for (base, token, account, ...).
- */
-export type RateLimitPolicy = {
-  windows: RateLimitWindow[];
-  scope: 'base' | 'token' | 'account' | 'project' | 'user';
-};
+export type { RateLimitPolicy, RateLimitWindow } from './rate-limit-policy';
 
 /** Granted (cost recorded), or how long to wait before asking again. */
 export type AcquireOutcome = { granted: true } | { granted: false; waitMs: number };
