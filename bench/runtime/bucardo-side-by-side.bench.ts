@@ -52,7 +52,9 @@ export async function run(): Promise<BenchRow[]> {
   try {
     await prepareDatabases(cluster);
     floorMs = await floor(cluster);
-    // The writer on the trigger-free copy before either sync exists: the machine's own pace.
+    // The writer on the trigger-free copy before either sync exists: the machine's own pace
+    // (after a checkpoint, so the load's dirty pages are not written under it).
+    await cluster.query('postgres', 'checkpoint');
     cleanInsertsMs = await client.call<number>('autocommitInserts', {
       url: cluster.url('dst_floor'),
       from: 9_000_000,
