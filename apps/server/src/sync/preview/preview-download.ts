@@ -104,7 +104,7 @@ export async function rekeyStaged(db: Db, previewId: string, m: MappingPlan) {
   const keyOf = keyFunction(m);
   for (const side of ['left', 'right'] as const) {
     const tableId = m[side].tableId;
-    if (!row || (row.keyed_on ?? {})[tableId] === matchFieldsOf(m)) continue;
+    if (!row || row.keyed_on?.[tableId] === matchFieldsOf(m)) continue;
     let after = '0';
     for (;;) {
       const rows = (

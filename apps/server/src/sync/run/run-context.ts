@@ -1,0 +1,55 @@
+import type { TableConnector } from '@lockstep/connectors';
+import type { ReconcileResult, RecordData, Shadow } from '@lockstep/engine';
+import type { Db } from '../../db/database';
+import type { SecretBox } from '../../services/secret-box';
+import type { MappingPlan } from '../load-sync-plan';
+import type { RuntimeConnectors } from '../runtime-connectors';
+import type { FollowUp } from '../write-follow-ups';
+
+export type Deps = {
+  db: Db;
+  secretBox: SecretBox;
+  connectors: RuntimeConnectors;
+  /** A user without a plan works on the dev plan's limits (a local server). */
+  localDevPlan?: boolean;
+};
+
+export type Counts = Record<string, number>;
+
+export type ApplyInput = {
+  ownerId: string;
+  coreBaseId: string;
+  syncLogId: string;
+  m: MappingPlan;
+  result: ReconcileResult;
+  connectors: { left: TableConnector; right: TableConnector };
+  counts: Counts;
+  /** The shadows of the links this chunk loaded, by link id: the before values of updates. */
+  shadows: Map<string, Shadow | null>;
+  /** Whether the sync has issues not resolved yet; if not, a success has nothing to resolve. */
+  openIssues: boolean;
+  /** Refused writes to reconcile again (collected here, see write-follow-ups.ts). */
+  followUps: FollowUp[];
+  /**
+   * A chunk of a staged first sync: its creates are not recorded as pending. Its position moves
+   * only after its writes, so a crash reconciles the chunk again and each create goes again with
+   * the same idempotency key (the app returns the record it made); and the other side is read from
+   * the staged download, which cannot hold what this chunk created, until the chunk is done.
+   */
+  stagedChunk?: boolean;
+};
+
+export type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues' | 'followUps' | 'stagedChunk'>;
+
+export const byId = (records: RecordData[]) => new Map(records.map((r) => [r.id, r]));
+
+/**
+ * Rows for a set-based statement as one JSON document, read with json_to_recordset: for thousands
+ * of rows carrying JSON values this is much cheaper than an array parameter per column (no array
+ * literal to escape and parse) or a bind parameter per value.
+ */
+export const rowsDoc = (rows: object[]) => JSON.stringify(rows);
+
+export const bump = (counts: Counts, key: string, by = 1) => {
+  counts[key] = (counts[key] ?? 0) + by;
+};

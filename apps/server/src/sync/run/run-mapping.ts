@@ -1,0 +1,197 @@
+import { reconcile } from '@lockstep/engine';
+import { stopwatch } from '../chunk-timings';
+import { firstSyncStep, storeFirstSyncPosition } from '../first-sync';
+import type { MappingPlan } from '../load-sync-plan';
+import { pageSizeOf } from '../page-size';
+import { holdCreatesOverLimit, releaseHeldCreates } from '../record-limit';
+import { relationResolver, storePendingRelations } from '../relations';
+import { retriedIssues, settleRetriedIssues } from '../retry-records';
+import { sideConnector } from '../side-connector';
+import { assertMappedFieldsPresent } from '../table-problems';
+import type { FollowUp } from '../write-follow-ups';
+import { trace } from './bookkeeping';
+import { readCursor, type StoredCursor, storeCursor } from './cursors';
+import { hasOpenIssues } from './issues';
+import { hasLinks, linkMatches, loadLinks, toLink } from './links';
+import { executeApprovedDeletes, recoverPendingCreates } from './recover';
+import { retryRecords } from './retry';
+import { byId, type Counts, type Deps } from './run-context';
+import { applyResult, settleFollowUps } from './write';
+
+/**
+ * One chunk of one table pair, stage after stage (each in its own file of this folder):
+ * recover (recover.ts, retry.ts) -> read (the cursors' pages, or a staged first-sync chunk; links.ts)
+ * -> reconcile (the engine) -> write and record (write.ts, bookkeeping.ts) -> issues (issues.ts) ->
+ * cursors (cursors.ts), stored last. Returns whether this pair has more to do.
+ */
+export async function runMapping(
+  deps: Deps,
+  ownerId: string,
+  coreBaseId: string,
+  syncLogId: string,
+  m: MappingPlan,
+  counts: Counts,
+  targets: Map<string, string>,
+  waiting: { any: boolean },
+): Promise<boolean> {
+  const lap = stopwatch();
+  const { db } = deps;
+  const [left, right] = await Promise.all([
+    sideConnector(deps, m.left, 'left'),
+    sideConnector(deps, m.right, 'right'),
+  ]);
+  const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
+  await recoverPendingCreates(deps, context);
+  await executeApprovedDeletes(deps, context);
+  lap('recover pending writes');
+  // Issues being retried: where both apps read records by id, those records are read again on both
+  // sides and reconciled now; otherwise this pair's tables are read in full again.
+  const limits = { ownerId, coreBaseId, m, localDevPlan: deps.localDevPlan ?? false };
+  // Creates held back by the record limit are looked for again once the plan has room.
+  await releaseHeldCreates(db, limits);
+  const retried = await retriedIssues(db, coreBaseId, m.tableMappingId);
+  lap('held creates, retries');
+  const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
+  if (byIds) await retryRecords(deps, context, retried, targets);
+  const retrying = retried.length > 0 && !byIds;
+  const stored = await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
+  const [cursorL, cursorR] = retrying ? [null, null] : stored.map((c) => c.cursor);
+  const cursor = { left: cursorL ?? null, right: cursorR ?? null };
+  const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
+  // A first sync with a match field reads both sides whole before writing (see first-sync.ts).
+  const staged = retrying
+    ? ({ kind: 'not_first_sync' } as const)
+    : await firstSyncStep(
+        db,
+        ownerId,
+        m,
+        { left, right },
+        { startsFirstSync: firstSync, pageSize: pageSizeOf },
+      );
+  lap('first sync staging');
+  // Still downloading, or just finished: the next chunk goes on (from the cursors the scans ended on).
+  if (staged.kind === 'downloading' || staged.kind === 'finished') return true;
+  const [pageL, pageR] =
+    staged.kind === 'pages'
+      ? [staged.left, staged.right]
+      : await Promise.all([
+          left.read(m.left.tableRemoteId, cursor.left, { pageSize: pageSizeOf(left) }),
+          right.read(m.right.tableRemoteId, cursor.right, { pageSize: pageSizeOf(right) }),
+        ]);
+  lap('read');
+
+  // A mapped column renamed or dropped under a live sync stops this pair before anything is written.
+  assertMappedFieldsPresent(m, 'left', left, pageL, m.left.connectionId);
+  assertMappedFieldsPresent(m, 'right', right, pageR, m.right.connectionId);
+  await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
+    tableMappingId: m.tableMappingId,
+    left: {
+      table: m.left.tableRemoteId,
+      records: pageL.records.length,
+      deleted: pageL.deletedIds.length,
+      full: cursor.left === null,
+    },
+    right: {
+      table: m.right.tableRemoteId,
+      records: pageR.records.length,
+      deleted: pageR.deletedIds.length,
+      full: cursor.right === null,
+    },
+  });
+  if (firstSync && m.matchOn.primary)
+    await linkMatches(db, ownerId, coreBaseId, m, pageL.records, pageR.records);
+
+  const ids = {
+    left: [...pageL.records.map((r) => r.id), ...pageL.deletedIds],
+    right: [...pageR.records.map((r) => r.id), ...pageR.deletedIds],
+  };
+  const links = (await loadLinks(db, m.tableMappingId, ids, pageL.scanComplete || pageR.scanComplete)).map(
+    (r) => toLink(r),
+  );
+  lap('load links');
+  // The link count only weighs deletions (the mass-delete breaker); a complete scan loaded every link.
+  const total =
+    (pageL.deletedIds.length || pageR.deletedIds.length) && !pageL.scanComplete && !pageR.scanComplete
+      ? await db
+          .selectFrom('core_meta_record')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('table_mapping_id', '=', m.tableMappingId)
+          .executeTakeFirstOrThrow()
+      : { n: links.length };
+  const resolveRelation = await relationResolver(db, m, targets, {
+    left: pageL.records,
+    right: pageR.records,
+  });
+  const result = reconcile({
+    mapping: m.spec,
+    links,
+    left: {
+      records: pageL.records,
+      deletedIds: pageL.deletedIds,
+      scanComplete: pageL.scanComplete,
+      largestDeleteBatch: pageL.largestDeleteBatch,
+    },
+    right: {
+      records: pageR.records,
+      deletedIds: pageR.deletedIds,
+      scanComplete: pageR.scanComplete,
+      largestDeleteBatch: pageR.largestDeleteBatch,
+    },
+    totalLinks: Number(total.n),
+    resolveRelation,
+  });
+  lap('reconcile');
+  result.operations = await holdCreatesOverLimit(db, limits, result.operations);
+  // Before the writes: a crash after them still leaves the relations to write later.
+  await storePendingRelations(db, context, result.pendingRelations);
+  await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
+    tableMappingId: m.tableMappingId,
+    ...result.stats,
+    problems: result.problems.length,
+    circuitBreakers: result.circuitBreakers,
+  });
+  lap('pending relations, limits, trace');
+  const shadows = new Map(links.map((l) => [l.id, l.shadow]));
+  const followUps: FollowUp[] = [];
+  await applyResult(deps, {
+    ...context,
+    result,
+    shadows,
+    openIssues: await hasOpenIssues(db, coreBaseId),
+    stagedChunk: staged.kind === 'pages',
+    followUps,
+  });
+  lap('write and record');
+  // Writes refused because the target changed under them or already held the record: reconciled
+  // again now, with the source as read and the target as it is (before the cursors move past them).
+  await settleFollowUps(deps, context, followUps, {
+    read: { left: byId(pageL.records), right: byId(pageR.records) },
+    resolveRelation,
+  });
+  lap('follow-ups');
+
+  // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
+  // position and sets the cursors when it ends.
+  if (staged.kind === 'pages') await storeFirstSyncPosition(db, staged.position);
+  for (const [side, page] of staged.kind === 'pages'
+    ? []
+    : ([
+        ['left', pageL],
+        ['right', pageR],
+      ] as const)) {
+    const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
+    await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page);
+  }
+  if (pageL.waiting || pageR.waiting) waiting.any = true;
+  if (retrying)
+    // What still fails was reopened by its write; the others resolve only if seen in step.
+    await settleRetriedIssues(db, m, retried, {
+      left: pageL.records,
+      right: pageR.records,
+      absenceIsEvidence: pageL.scanComplete && pageR.scanComplete,
+    });
+  // This run's deletes may have made room for creates held back earlier: read again at once.
+  lap('cursors, settle');
+  if (await releaseHeldCreates(db, limits)) return true;
+  return pageL.hasMore || pageR.hasMore;
+}
