@@ -1,3 +1,4 @@
+import { chunkTimings } from '../../apps/server/src/sync/chunk-timings';
 import { type BenchRow, runStandalone } from '../harness';
 import { count, quiet, startTwoWaySync, waitFor } from './two-way-setup';
 
@@ -17,15 +18,28 @@ export async function run(): Promise<BenchRow[]> {
     const sumOf = async (c: typeof watchA) =>
       Number((await c.query('select coalesce(sum(n), 0) as s from items')).rows[0].s);
 
+    // Stage timings of the chunks (stderr): of the bulk update, then of the bulk insert.
+    const printTimings = (what: string) => {
+      console.error(
+        `${what}:\n${[...chunkTimings.entries()]
+          .sort((x, y) => y[1] - x[1])
+          .map(([k, v]) => `  ${k}: ${Math.round(v)} ms`)
+          .join('\n')}`,
+      );
+      chunkTimings.clear();
+    };
+    chunkTimings.clear();
     await sync.a.query('update items set n = n + 1');
     const updateMs = await waitFor(async () => (await sumOf(watchB)) === ROWS, 120_000, 10);
     await quiet(sync.ctx.db, sync.coreBaseId);
+    printTimings('bulk update');
 
     await sync.b.query(
       `insert into items select g, 'new ' || g, 0, g / 3.0, now() from generate_series(${ROWS + 1}, ${ROWS * 2}) g`,
     );
     const insertMs = await waitFor(async () => (await count(watchA)) === ROWS * 2, 120_000, 10);
     await quiet(sync.ctx.db, sync.coreBaseId);
+    printTimings('bulk insert');
 
     return [
       {

@@ -363,6 +363,62 @@ describe('sync runs end to end', () => {
     expect(runs.map((r) => r.status)).toEqual(['done']);
   });
 
+  it('replays the pending writes of a live run that died mid-write: linked once, never copied back', async () => {
+    const s = await createSync('crash-live');
+    s.left.userCreate({ email: 'first@x.com', name: 'First' });
+    await t.ctx.db.updateTable('core_base').set({ sync_state: 'on' }).where('id', '=', s.id).execute();
+    const runner = createSyncRunner({
+      db: t.ctx.db,
+      secretBox: t.ctx.secretBox,
+      connectors: t.ctx.runtimeConnectors,
+    });
+    const drive = async () => {
+      for (let i = 0; i < 10; i++) {
+        const r = await handleSyncRun(
+          t.ctx.db,
+          t.ctx.boss,
+          runner,
+          { coreBaseId: s.id, trigger: 'test' },
+          { chain: false },
+        );
+        if (r === 'done') return;
+      }
+    };
+    await drive();
+    expect(s.right.records.size).toBe(1);
+    // A live run (not a first sync): 8 new records in batches of 3, the process dies after 4 writes.
+    for (let i = 0; i < 8; i++) s.left.userCreate({ email: `live${i}@x.com`, name: `Live ${i}` });
+    backend.crashAfterWrites(4);
+    await expect(drive()).rejects.toThrow(/killed/);
+    backend.crashAfterWrites(null);
+    const pending = await t.ctx.db
+      .selectFrom('pending_write')
+      .select('payload')
+      .where('core_base_id', '=', s.id)
+      .execute();
+    // Recorded a batch per row, not a row per record.
+    expect(pending.length).toBeGreaterThan(0);
+    expect(pending.length).toBeLessThan(4);
+    await drive();
+    // Each record once on each side: the one the app made before the crash was linked by its key,
+    // not read back from the right as a new record and copied to the left.
+    expect(s.right.records.size).toBe(9);
+    expect(s.left.records.size).toBe(9);
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select('id')
+      .where('core_base_id', '=', s.id)
+      .execute();
+    expect(links).toHaveLength(9);
+    expect(
+      await t.ctx.db
+        .selectFrom('pending_write')
+        .select('idempotency_key')
+        .where('core_base_id', '=', s.id)
+        .execute(),
+    ).toEqual([]);
+  });
+
   it('pauses a sync whose connection is refused and tells the user', async () => {
     const s = await createSync('auth');
     s.left.userCreate({ email: 'a@x.com', name: 'A' });

@@ -53,3 +53,6 @@ export const rowsDoc = (rows: object[]) => JSON.stringify(rows);
 export const bump = (counts: Counts, key: string, by = 1) => {
   counts[key] = (counts[key] ?? 0) + by;
 };
+
+/** The key of a batch's pending-write row: its kind and its first operation's idempotency key. */
+export const pendingBatchKey = (kind: 'create' | 'update', firstKey: string) => `batch:${kind}:${firstKey}`;

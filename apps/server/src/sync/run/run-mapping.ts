@@ -13,7 +13,7 @@ import { trace } from './bookkeeping';
 import { readCursor, type StoredCursor, storeCursor } from './cursors';
 import { hasOpenIssues } from './issues';
 import { hasLinks, linkMatches, loadLinks, toLink } from './links';
-import { executeApprovedDeletes, recoverPendingCreates } from './recover';
+import { executeApprovedDeletes, recoverPendingWrites } from './recover';
 import { retryRecords } from './retry';
 import { byId, type Counts, type Deps } from './run-context';
 import { applyResult, settleFollowUps } from './write';
@@ -41,7 +41,7 @@ export async function runMapping(
     sideConnector(deps, m.right, 'right'),
   ]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
-  await recoverPendingCreates(deps, context);
+  await recoverPendingWrites(deps, context);
   await executeApprovedDeletes(deps, context);
   lap('recover pending writes');
   // Issues being retried: where both apps read records by id, those records are read again on both

@@ -7,7 +7,7 @@ import { storePendingRelations } from '../relations';
 import { FOLLOW_UP_ROUNDS, type FollowUp, followUpOf, reconcileFollowUps } from '../write-follow-ups';
 import { applySuccess, linkCreated, storeUpdated } from './bookkeeping';
 import { recordIssue, recordOutcomes } from './issues';
-import { type ApplyInput, bump, type Deps, type RunContext, rowsDoc } from './run-context';
+import { type ApplyInput, bump, type Deps, pendingBatchKey, type RunContext, rowsDoc } from './run-context';
 
 /** Write batches of at most this many, so a page's batches can be pipelined (see applyResult). */
 export const PIPELINED_BATCH = 1000;
@@ -76,37 +76,62 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
     inFlight = null;
     if (failure) throw failure.error;
   };
+  /** Records a batch's creates and updates as pending (one row per kind); returns the rows' keys. */
+  const recordPending = async (batch: (typeof batches)[number]): Promise<string[]> => {
+    const side = batch.side;
+    // Creates and updates are recorded before calling the app: a crash between the write and its
+    // bookkeeping is recognised and the write replayed with its key (recoverPendingWrites), so a
+    // create is linked rather than copied back, and an update that landed moves the shadow rather
+    // than making a later edit of that record look like a conflict with it. Deletes need no
+    // record: their cursor has not moved, so the next run reads and writes them again.
+    const ops = batch.operations;
+    const creates = ops.filter(
+      (op): op is Extract<WriteOp, { kind: 'create' | 'update' }> =>
+        op.kind === 'update' || (op.kind === 'create' && !(a.stagedChunk && op.linkId === null)),
+    );
+    // One row per kind per batch (not one per record: a 10,000-row update inserted and deleted
+    // 10,000 rows). The payload is what a replay needs: a create's fields, not its intended
+    // shadow (a replay derives it, recoveredShadow); an update's intended shadow too (a replay
+    // that finds it landed stores it).
+    const pendingRows = (['create', 'update'] as const).flatMap((kind) => {
+      const mine = creates.filter((op) => op.kind === kind);
+      if (mine.length === 0) return [];
+      return [
+        {
+          k: pendingBatchKey(kind, mine[0]?.idempotencyKey as string),
+          o: kind,
+          p: {
+            tableMappingId: m.tableMappingId,
+            ops: mine.map(({ intended, ...op }) => (op.kind === 'update' ? { ...op, intended } : op)),
+          },
+        },
+      ];
+    });
+    if (pendingRows.length > 0)
+      await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, side, operation, payload)
+    select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, ${side}, u.o, u.p
+      from json_to_recordset(${rowsDoc(pendingRows)}::json) as u(k text, o text, p jsonb)
+    on conflict (idempotency_key) do nothing`.execute(db);
+    return pendingRows.map((r) => r.k);
+  };
+  // The next batch is recorded while this one is written to the app (its rows only say a write
+  // may have been sent: a replay of one never sent makes the write the run meant to make).
+  const recorded: (Promise<string[]> | undefined)[] = [];
+  const recordOf = (i: number) => {
+    const batch = batches[i];
+    if (!batch) return undefined;
+    if (!recorded[i]) {
+      const p = recordPending(batch);
+      p.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled
+      recorded[i] = p;
+    }
+    return recorded[i];
+  };
   try {
-    for (const batch of batches) {
+    for (const [index, batch] of batches.entries()) {
       const side = batch.side;
       const table = side === 'left' ? m.left.tableRemoteId : m.right.tableRemoteId;
-      // Creates and updates are recorded before calling the app: a crash between the write and its
-      // bookkeeping is recognised and the write replayed with its key (recoverPendingWrites), so a
-      // create is linked rather than copied back, and an update that landed moves the shadow rather
-      // than making a later edit of that record look like a conflict with it. Deletes need no
-      // record: their cursor has not moved, so the next run reads and writes them again.
-      const ops = batch.operations;
-      const creates = ops.filter(
-        (op): op is Extract<WriteOp, { kind: 'create' | 'update' }> =>
-          op.kind === 'update' || (op.kind === 'create' && !(a.stagedChunk && op.linkId === null)),
-      );
-      // The payload is what a replay needs: a create's fields, not its intended shadow (half the
-      // bytes of the bookkeeping a first sync writes per row; a replay derives it, recoveredShadow);
-      // an update's intended shadow too (a replay that finds it landed stores it).
-      const pending = rowsDoc(
-        creates.map(({ intended, ...op }) => ({
-          k: op.idempotencyKey,
-          l: op.linkId,
-          o: op.kind,
-          p: { tableMappingId: m.tableMappingId, op: op.kind === 'update' ? { ...op, intended } : op },
-        })),
-      );
-      lap('write: plan batch');
-      if (creates.length > 0)
-        await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, core_meta_record_id, side, operation, payload)
-        select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, u.l, ${side}, u.o, u.p
-          from json_to_recordset(${pending}::json) as u(k text, l uuid, o text, p jsonb)
-        on conflict (idempotency_key) do nothing`.execute(db);
+      const pendingKeys = (await recordOf(index)) ?? [];
       const requests: WriteRequest[] = batch.operations.map((op) =>
         op.kind === 'create'
           ? { kind: 'create', fields: op.fields, idempotencyKey: op.idempotencyKey }
@@ -127,7 +152,9 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
       );
       lap('write: record pending writes');
       if (failure) break;
-      const results = await a.connectors[side].write(table, requests);
+      const writing = a.connectors[side].write(table, requests);
+      recordOf(index + 1);
+      const results = await writing;
       lap('write: connector');
       await settle();
       lap('write: wait for previous bookkeeping');
@@ -182,8 +209,8 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
           }
           if (created.length > 0) await linkCreated(trx, a, created);
           if (updated.length > 0) await storeUpdated(trx, a, updated);
-          if (creates.length > 0)
-            await sql`delete from pending_write where idempotency_key = any(${creates.map((op) => op.idempotencyKey)}::text[])`.execute(
+          if (pendingKeys.length > 0)
+            await sql`delete from pending_write where idempotency_key = any(${pendingKeys}::text[])`.execute(
               trx,
             );
         })
@@ -193,6 +220,8 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
     }
   } finally {
     if (inFlight) await inFlight;
+    // Nothing of this call is left running on the database when it returns.
+    await Promise.allSettled(recorded.filter((p) => p !== undefined));
     lap('write: wait for previous bookkeeping');
   }
   if (failure) throw (failure as { error: unknown }).error;
