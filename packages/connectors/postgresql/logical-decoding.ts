@@ -18,7 +18,8 @@ import { ensureChangeTables } from './change-capture';
  * - Lockstep's own writes carry a transactional logical message (`emitOwnWriteMark`); their whole
  *   transaction is skipped, so a write is never read back as an edit.
  * - Real time: the pump NOTIFYs `lockstep_changes` like the triggers; the worker's change listener
- *   runs it every half second (there is no trigger to wake anyone).
+ *   runs it as soon as the server's WAL moved (it polls the flush position every few ms; there is
+ *   no trigger to wake anyone). A pump that stores nothing writes nothing, so it moves no WAL.
  * - A slot keeps WAL until it is drained. It is dropped when the connection is deleted or no sync
  *   of it is on (`releaseLogicalCapture`); if the server invalidated it (max_slot_wal_keep_size),
  *   the pump makes a new one. Either way the *epoch* changes, and readers whose cursor carries the
@@ -200,9 +201,12 @@ export async function pumpDecodedChanges(client: Client, maxRows = PUMP_MAX_ROWS
     const found = collectChanges(rows, tables, state.lsn);
     const stored = found.lastCommit ?? state.lsn;
     const advanceTo = rows.length < maxRows ? maxLsn(upto, stored) : stored;
-    await client.query('begin');
-    try {
-      if (found.changes.length) {
+    // Nothing to store (other tables, Lockstep's own writes, other databases): no write at all, so
+    // a drain that found nothing moves no WAL and does not wake the listener's WAL watch again.
+    // `confirmed_lsn` only has to cover what was stored; the slot moving past the rest is enough.
+    if (found.changes.length) {
+      await client.query('begin');
+      try {
         await client.query(
           `insert into lockstep.changes (table_name, pk, op)
              select t, p, o from unnest($1::text[], $2::text[], $3::text[]) with ordinality as u(t, p, o, n) order by n`,
@@ -210,15 +214,15 @@ export async function pumpDecodedChanges(client: Client, maxRows = PUMP_MAX_ROWS
         );
         for (const t of new Set(found.changes.map((c) => c.table)))
           await client.query(`select pg_notify('lockstep_changes', $1)`, [t]);
+        await client.query(
+          'update lockstep.decoding_state set confirmed_lsn = $2::pg_lsn where slot_name = $1',
+          [slot, stored],
+        );
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => {});
+        throw error;
       }
-      await client.query(
-        'update lockstep.decoding_state set confirmed_lsn = $2::pg_lsn where slot_name = $1',
-        [slot, stored],
-      );
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => {});
-      throw error;
     }
     // After the commit: a crash before this line peeks the same transactions again, and skips them.
     await client.query(

@@ -7,13 +7,13 @@ import { type ListenClient, openListenClient } from '../db/listen-client';
 import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
 import type { SecretBox } from '../services/secret-box';
 import { createWakeCoalescer } from './wake-coalescer';
+import { type WalWatch, watchWal } from './wal-watch';
 
-/** `logical`: a connection of the database chose logical decoding, so this listener pumps its slot. */
+/** `wal`: a connection of the database chose logical decoding, so this listener pumps its slot. */
 type Listener = {
   client: ListenClient | null;
   tables: Map<string, Set<string>>;
-  logical: boolean;
-  pumping: boolean;
+  wal: WalWatch | null;
 };
 
 const SYNCS_CHANGED = 'lockstep_syncs_changed';
@@ -31,9 +31,11 @@ export async function announceSyncsChanged(db: Db): Promise<void> {
  * and queues a run of the syncs whose table changed (the change-capture trigger NOTIFYs). Runs on
  * worker processes; the poll schedule stays as the safety net for a missed notification.
  *
- * Logical decoding has no trigger to NOTIFY: for those databases the listener drains the slot every
- * `pumpMs` on its own connection, and the drain NOTIFYs what it stored (so a change reaches a run
- * within about that long, and the slot keeps little WAL while a sync is on).
+ * Logical decoding has no trigger to NOTIFY: for those databases the listener polls the server's
+ * WAL flush position every `capture.walPollMs` on its own connection and drains the slot when it
+ * moved (`watchWal`), and the drain NOTIFYs what it stored. A change then reaches a run within about
+ * one poll, and the slot keeps little WAL while a sync is on; an idle server costs one trivial
+ * query per poll. A drain every `capture.safetyPumpMs` anyway is the safety net.
  */
 export function createPostgresChangeListener(
   deps: {
@@ -46,15 +48,36 @@ export function createPostgresChangeListener(
     log?: (line: string) => void;
   },
   refreshMs = 15_000,
-  pumpMs = 500,
+  capture: { walPollMs?: number; safetyPumpMs?: number } = {},
 ) {
   const listeners = new Map<string, Listener>();
   let own: ListenClient | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
-  let pumpTimer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
+  // Polls and pumps of listeners let go of (or turned to triggers), kept in the totals.
+  const retired = { polls: 0, pumps: 0, failures: 0 };
   // Many commits on watched tables wake each sync once per window, not once per commit.
   const wakeUps = createWakeCoalescer((id) => requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook));
+
+  /** Starts or stops the listener's WAL watch as its database's change capture asks. */
+  function setLogical(l: Listener, logical: boolean) {
+    if (logical && !l.wal && !stopped) {
+      // A failed drain (the server away) is tried again with backoff; the sync's own read drains too.
+      l.wal = watchWal({
+        client: () => l.client?.current() ?? null,
+        pump: (client) => pumpDecodedChanges(client),
+        ...(capture.walPollMs !== undefined ? { pollMs: capture.walPollMs } : {}),
+        ...(capture.safetyPumpMs !== undefined ? { safetyMs: capture.safetyPumpMs } : {}),
+      });
+    } else if (!logical && l.wal) {
+      const s = l.wal.stats();
+      retired.polls += s.polls;
+      retired.pumps += s.pumps;
+      retired.failures += s.failures;
+      l.wal.stop();
+      l.wal = null;
+    }
+  }
 
   async function refresh() {
     const rows = await deps.db
@@ -90,6 +113,7 @@ export function createPostgresChangeListener(
     for (const [key, l] of listeners) {
       if (!wanted.has(key)) {
         listeners.delete(key);
+        setLogical(l, false);
         await l.client?.close();
       }
     }
@@ -97,14 +121,14 @@ export function createPostgresChangeListener(
       const existing = listeners.get(key);
       if (existing) {
         existing.tables = tables;
-        existing.logical = logical.has(key);
+        setLogical(existing, logical.has(key));
         continue;
       }
       const runSyncs = (bases: Iterable<string>) => {
         for (const id of bases) wakeUps.wake(id);
       };
       // Set before connecting: a notification may arrive as soon as the LISTEN is in.
-      const listener: Listener = { client: null, tables, logical: logical.has(key), pumping: false };
+      const listener: Listener = { client: null, tables, wal: null };
       try {
         listener.client = await openListenClient({
           config: key.startsWith('{') ? (JSON.parse(key) as pg.ClientConfig) : { connectionString: key },
@@ -116,6 +140,7 @@ export function createPostgresChangeListener(
           ...(deps.log ? { log: deps.log } : {}),
         });
         listeners.set(key, listener);
+        setLogical(listener, logical.has(key));
         // A first LISTEN too: changes made while no worker listened (all were down, or this one just
         // started after a crash) were NOTIFYed to nobody, and the poll schedule is a minute away.
         runSyncs(new Set([...tables.values()].flatMap((b) => [...b])));
@@ -144,26 +169,24 @@ export function createPostgresChangeListener(
       timer = setInterval(() => {
         if (!stopped) void refresh().catch(() => {});
       }, refreshMs);
-      pumpTimer = setInterval(() => {
-        for (const l of listeners.values()) {
-          const client = l.client?.current();
-          if (stopped || !l.logical || l.pumping || !client) continue;
-          l.pumping = true;
-          // A failed drain (the slot busy, the server away) is tried again at the next tick; the
-          // sync's own read drains it too.
-          void pumpDecodedChanges(client)
-            .catch(() => {})
-            .finally(() => {
-              l.pumping = false;
-            });
-        }
-      }, pumpMs);
+    },
+    /** WAL polls and pumps of the logical-decoding listeners so far (for tests and benches). */
+    walStats() {
+      const total = { ...retired };
+      for (const l of listeners.values()) {
+        const s = l.wal?.stats();
+        if (!s) continue;
+        total.polls += s.polls;
+        total.pumps += s.pumps;
+        total.failures += s.failures;
+      }
+      return total;
     },
     async stop() {
       stopped = true;
       wakeUps.stop();
       if (timer) clearInterval(timer);
-      if (pumpTimer) clearInterval(pumpTimer);
+      for (const l of listeners.values()) setLogical(l, false);
       await own?.close();
       await Promise.all([...listeners.values()].map((l) => l.client?.close()));
       listeners.clear();
