@@ -2,6 +2,7 @@ import type { RecordData } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
 import { updateProgress } from '../../services/progress';
+import { stopwatch } from '../chunk-timings';
 import { loadSyncPlan, type MappingPlan } from '../load-sync-plan';
 import { keyFunction, matchFieldsOf } from '../match-key';
 import { pageSizeOf } from '../page-size';
@@ -61,14 +62,17 @@ async function downloadTable(
   const connector = await sideConnector(deps, table, side);
   const keyOf = keyFunction(m);
   let cursor: string | null = null;
+  const lap = stopwatch();
   for (;;) {
     const page = await connector.read(table.tableRemoteId, cursor, { pageSize: pageSizeOf(connector) });
+    lap('preview: read the app');
     if (page.records.length) {
       const doc = JSON.stringify(page.records.map((r) => ({ r: r.id, k: keyOf(side, r), f: r.fields })));
       await sql`insert into sync_preview_record (sync_preview_id, external_table_id, side, remote_id, match_key, fields)
         select ${preview.id}::uuid, ${table.tableId}::uuid, ${side}, u.r, u.k, u.f
           from json_to_recordset(${doc}::json) as u(r text, k text, f jsonb)`.execute(db);
     }
+    lap('preview: stage a page');
     const done = add(page.records.length);
     // A cancelled preview stops at its next page.
     if (

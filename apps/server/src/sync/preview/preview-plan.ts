@@ -1,6 +1,7 @@
 import { type Link, type RecordData, reconcile } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import { stopwatch } from '../chunk-timings';
 import type { MappingPlan } from '../load-sync-plan';
 import { rekeyStaged } from './preview-download';
 
@@ -50,6 +51,7 @@ type LinkRow = {
 export async function planMapping(db: Db, previewId: string, m: MappingPlan, summary: PreviewSummary) {
   const scope = sql`sync_preview_id = ${previewId}::uuid and
     ((external_table_id = ${m.left.tableId}::uuid and side = 'left') or (external_table_id = ${m.right.tableId}::uuid and side = 'right'))`;
+  const lap = stopwatch();
   // Planned again (a table downloaded again): what an earlier plan decided is void.
   await sql`update sync_preview_record set plan = null where ${scope} and plan is not null`.execute(db);
   await sql`delete from sync_preview_pair where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${m.tableMappingId}::uuid`.execute(
@@ -57,6 +59,7 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
   );
   await rekeyStaged(db, previewId, m);
   if (m.matchOn.primary) await matchStaged(db, previewId, m, scope, summary);
+  lap('preview: key and match');
 
   for (const side of ['left', 'right'] as const) {
     let after = '0';
@@ -70,7 +73,9 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
       ).rows;
       if (rows.length === 0) break;
       after = rows[rows.length - 1]?.id as string;
+      lap('preview: read a chunk');
       await planChunk(db, previewId, m, side, rows, summary);
+      lap('preview: plan a chunk');
     }
   }
 }
