@@ -21,6 +21,8 @@ export type AutomapColumn = {
   /** Known to be unique in its table (a unique constraint, a primary key). */
   unique?: boolean;
 };
+/** What a column's kind is told from: its name, type, options and primary-key flag. */
+export type ColumnKindInfo = Pick<AutomapColumn, 'name' | 'type' | 'options' | 'primaryKey'>;
 export type TableInfo = { id: string; name: string; columns: AutomapColumn[] };
 /** Sample values by column id (what a first page of the table held). */
 export type SampleValues = Record<string, readonly unknown[]>;
@@ -432,7 +434,7 @@ const specOf = (c: AutomapColumn): FieldSpec => ({
   readOnly: c.readOnly ?? false,
 });
 /** A column holding record ids of its own app (primary key or foreign key): its values mean nothing elsewhere. */
-const isRecordIdColumn = (c: AutomapColumn) =>
+const isRecordIdColumn = (c: ColumnKindInfo) =>
   c.primaryKey === true || typeof c.options?.references === 'string' || nameKey(c.name) === 'id';
 const VALUE_TYPES = new Set<FieldType>(['text', 'email', 'url', 'phone', 'rich_text']);
 const KEY_NAMES = new Set([
@@ -617,7 +619,7 @@ const nearUnique = (s: KeySamples) =>
   s.distinct.size / s.nonNull >= MATCH_MIN_DISTINCT &&
   (s.keys.length - s.nonNull) / s.keys.length <= MATCH_MAX_BLANK;
 
-type MatchKind = 'email' | 'id' | 'name' | 'domain' | 'phone' | 'text';
+export type MatchKind = 'email' | 'id' | 'name' | 'domain' | 'phone' | 'text';
 /** How much a kind of value says about being the same thing, emails first. */
 const KIND_WEIGHT: Record<MatchKind, number> = {
   email: 0.2,
@@ -627,14 +629,14 @@ const KIND_WEIGHT: Record<MatchKind, number> = {
   phone: 0.1,
   text: 0.05,
 };
-const isEmailColumn = (c: AutomapColumn) =>
+const isEmailColumn = (c: ColumnKindInfo) =>
   asType(c.type) === 'email' ||
   FIELD_SYNONYMS.byKey.get(nameKey(c.name)) === 'email' ||
   nameTokens(c.name).includes('email');
-const isKeyColumn = (c: AutomapColumn) => KEY_NAMES.has(nameKey(c.name)) || isRecordIdColumn(c);
+const isKeyColumn = (c: ColumnKindInfo) => KEY_NAMES.has(nameKey(c.name)) || isRecordIdColumn(c);
 const NAME_CONCEPTS = new Set(['full_name', 'first_name', 'last_name', 'company']);
 /** What a column holds, for matching: null when its values cannot identify a record (dates, flags, selects). */
-function matchKindOf(c: AutomapColumn): MatchKind | null {
+export function matchKindOf(c: ColumnKindInfo): MatchKind | null {
   const t = asType(c.type);
   if (t === 'relations') return null;
   if (isEmailColumn(c)) return 'email';
@@ -656,7 +658,7 @@ const wordsOf = (name: string) =>
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length > 0);
 /** "email addresses", "full names": a column's name as a plural noun. */
-function pluralOf(name: string): string {
+export function pluralOf(name: string): string {
   const words = wordsOf(name);
   const last = words.pop() ?? 'value';
   const plural = /(s|x|ch|sh)$/.test(last)
@@ -666,7 +668,8 @@ function pluralOf(name: string): string {
       : `${last}s`;
   return [...words, plural].join(' ');
 }
-const tableNoun = (name: string) => nameTokens(name).join(' ');
+/** "companies" -> "company": a table's name as the noun for one of its records. */
+export const tableNoun = (name: string) => nameTokens(name).join(' ');
 
 type MatchCandidate = {
   proposal: FieldProposal;
