@@ -35,6 +35,21 @@ const Options = {
 export const AutomapTablesBody = z.strictObject({ ...Options }).nullish();
 export type AutomapTablesBody = z.infer<typeof AutomapTablesBody>;
 
+/** The pair to match existing records on during the first sync: matchOnFieldId is leftColumnId. */
+export const MatchFieldProposal = z.object({
+  leftColumnId: z.string(),
+  rightColumnId: z.string(),
+  /** A second pair matched together with the first when the first alone repeats (first + last name). */
+  secondaryLeftColumnId: z.string().nullable(),
+  secondaryRightColumnId: z.string().nullable(),
+  score: Score,
+  /** e.g. "15 of 15 organisation names also exist in companies; unique on both sides" */
+  reason: z.string(),
+  /** The field names and the reason. */
+  explanation: z.string(),
+});
+export type MatchFieldProposal = z.infer<typeof MatchFieldProposal>;
+
 export const TableMappingProposal = z.object({
   leftTableId: z.string(),
   rightTableId: z.string(),
@@ -47,6 +62,8 @@ export const TableMappingProposal = z.object({
   nameMatch: NameMatchKind,
   fieldsMatched: z.number().int(),
   fieldsCompared: z.number().int(),
+  /** The field (and second field) to match existing records on in the first sync, or null. */
+  matchField: MatchFieldProposal.nullable(),
   /** The sync's table mapping of exactly this pair, when there is one already. */
   existingTableMappingId: z.string().nullable(),
 });
@@ -122,14 +139,6 @@ export const FieldMappingProposal = z.object({
 });
 export type FieldMappingProposal = z.infer<typeof FieldMappingProposal>;
 
-/** The pair to match existing records on during the first sync: matchOnFieldId is leftColumnId. */
-export const MatchFieldProposal = z.object({
-  leftColumnId: z.string(),
-  rightColumnId: z.string(),
-  score: Score,
-  explanation: z.string(),
-});
-
 export const UnmatchedColumn = z.object({
   columnId: z.string(),
   name: z.string(),
@@ -148,6 +157,10 @@ export const AutomapFieldsResponse = z.object({
   matchField: MatchFieldProposal.nullable(),
   /** matchField's left column: the table mapping's matchOnFieldId to save, or null. */
   matchOnFieldId: z.string().nullable(),
+  /** matchField's second left column: the table mapping's matchOnSecondaryFieldId to save, or null. */
+  matchOnSecondaryFieldId: z.string().nullable(),
+  /** Why matchField was proposed, for a person; null without one. */
+  matchReason: z.string().nullable(),
   unmatchedLeft: z.array(UnmatchedColumn),
   unmatchedRight: z.array(UnmatchedColumn),
   samples: z.array(AutomapSampleInfo),

@@ -196,6 +196,92 @@ describe('automapFields', () => {
   });
 });
 
+describe('match field from sample values', () => {
+  const companies = ['Enigma Labs', 'Kernel Co', 'Apollo Software', 'Unix Systems', 'Bell Research'];
+  const tableNames = { left: 'companies', right: 'organisations' };
+
+  it('proposes names that are unique on both sides and exist on both, with a reason', () => {
+    const r = automapFields(
+      [col('name'), col('domain')],
+      [col('name'), col('website')],
+      {
+        left: {
+          name: [...companies, 'Only In CRM'],
+          domain: companies.map((c) => `${c}.com`).concat('x.com'),
+        },
+        right: {
+          name: companies.map((c) => ` ${c.toUpperCase()}`),
+          website: companies.map((c) => `https://${c}.org`),
+        },
+      },
+      { tableNames },
+    );
+    expect(r.matchField).toMatchObject({
+      leftColumnId: 'name',
+      rightColumnId: 'name',
+      secondaryLeftColumnId: null,
+      secondaryRightColumnId: null,
+    });
+    expect(r.matchField?.reason).toBe(
+      '5 of 5 organisation names also exist in companies; unique on both sides',
+    );
+  });
+
+  it('prefers emails over names when both overlap', () => {
+    const emails = ['ada@x.com', 'grace@x.com', 'alan@x.com', 'linus@x.com'];
+    const names = ['Ada L', 'Grace H', 'Alan T', 'Linus T'];
+    const r = automapFields([col('full_name'), col('email', 'email')], [col('name'), col('email', 'email')], {
+      left: { full_name: names, email: emails },
+      right: { name: names, email: emails.map((e) => e.toUpperCase()) },
+    });
+    expect(r.matchField).toMatchObject({ leftColumnId: 'email', rightColumnId: 'email' });
+    expect(r.matchField?.reason).toMatch(/^4 of 4 emails on the left also exist on the right/);
+  });
+
+  it('proposes nothing when the values do not meet', () => {
+    const r = automapFields([col('name')], [col('name')], {
+      left: { name: companies },
+      right: { name: ['Other One', 'Other Two', 'Other Three'] },
+    });
+    expect(r.matchField).toBeNull();
+  });
+
+  it('does not propose alone a column that repeats on one side', () => {
+    const r = automapFields([col('name')], [col('name')], {
+      left: { name: [...companies, 'Kernel Co'] },
+      right: { name: companies },
+    });
+    expect(r.matchField).toBeNull();
+  });
+
+  it('adds a second field when the first alone repeats (first + last name)', () => {
+    const first = ['Ada', 'Ada', 'Grace', 'Grace', 'Alan'];
+    const last = ['Lovelace', 'Hopper', 'Hopper', 'Lovelace', 'Turing'];
+    const r = automapFields(
+      [col('first_name'), col('last_name')],
+      [col('given_name'), col('surname')],
+      { left: { first_name: first, last_name: last }, right: { given_name: first, surname: last } },
+      { tableNames: { left: 'contacts', right: 'people' } },
+    );
+    expect(r.matchField).toMatchObject({
+      leftColumnId: 'first_name',
+      rightColumnId: 'given_name',
+      secondaryLeftColumnId: 'last_name',
+      secondaryRightColumnId: 'surname',
+    });
+    expect(r.matchField?.reason).toMatch(
+      /^5 of 5 contact first name \+ last name pairs also exist in people/,
+    );
+    expect(r.matchField?.reason).toMatch(/first_name alone repeats in contacts and people/);
+  });
+
+  it('falls back to names and types without samples', () => {
+    const r = automapFields([col('email', 'email'), col('name')], [col('email', 'email'), col('name')]);
+    expect(r.matchField).toMatchObject({ leftColumnId: 'email', secondaryLeftColumnId: null });
+    expect(r.matchField?.reason).toMatch(/email addresses identify/);
+  });
+});
+
 describe('automapTables', () => {
   const crm = [
     table('companies', [
@@ -233,6 +319,25 @@ describe('automapTables', () => {
     const people = r.proposals.find((p) => p.leftTableId === 'contacts');
     expect(people?.explanation).toMatch(/synonyms: contacts ~ subscribers/);
     expect(people?.explanation).toMatch(/2 of 3 fields match/);
+  });
+
+  it('gives each table pair its match field from the samples, with a reason', () => {
+    const names = ['Kernel Co', 'Unix Systems', 'Bell Research'];
+    const r = automapTables(crm, newsletter, {
+      samples: {
+        companies: { name: [...names, 'Enigma Labs'], domain: ['k.com', 'u.com', 'b.com', 'e.com'] },
+        organisations: { name: names, website: ['https://k.org', 'https://u.org', 'https://b.org'] },
+      },
+    });
+    const orgs = r.proposals.find((p) => p.leftTableId === 'companies');
+    expect(orgs?.matchField).toMatchObject({ leftColumnId: 'name', rightColumnId: 'name' });
+    expect(orgs?.matchField?.reason).toBe(
+      '3 of 3 organisation names also exist in companies; unique on both sides',
+    );
+    // Without samples, emails still go by their names.
+    expect(
+      automapTables(crm, newsletter).proposals.find((p) => p.leftTableId === 'contacts')?.matchField,
+    ).toMatchObject({ leftColumnId: 'email', rightColumnId: 'email' });
   });
 
   it('puts the same name ahead of a synonym', () => {

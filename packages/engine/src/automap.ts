@@ -1,5 +1,6 @@
 import { checkFieldMapping } from './compatibility';
-import { type Direction, FIELD_TYPES, type FieldSpec, type FieldType } from './types';
+import { matchKeyOf } from './match';
+import { type CanonicalValue, type Direction, FIELD_TYPES, type FieldSpec, type FieldType } from './types';
 
 /**
  * Automatic mapping proposals: which tables of two apps hold the same things, and which of their
@@ -20,6 +21,8 @@ export type AutomapColumn = {
   /** Known to be unique in its table (a unique constraint, a primary key). */
   unique?: boolean;
 };
+/** What a column's kind is told from: its name, type, options and primary-key flag. */
+export type ColumnKindInfo = Pick<AutomapColumn, 'name' | 'type' | 'options' | 'primaryKey'>;
 export type TableInfo = { id: string; name: string; columns: AutomapColumn[] };
 /** Sample values by column id (what a first page of the table held). */
 export type SampleValues = Record<string, readonly unknown[]>;
@@ -52,7 +55,13 @@ export type FieldProposal = {
 export type MatchFieldProposal = {
   leftColumnId: string;
   rightColumnId: string;
+  /** A second pair matched together with the first when the first alone repeats on a side (first + last name). */
+  secondaryLeftColumnId: string | null;
+  secondaryRightColumnId: string | null;
   score: number;
+  /** Why, for a person: "15 of 15 organisation names also exist in companies; unique on both sides". */
+  reason: string;
+  /** The field names and the reason. */
   explanation: string;
 };
 
@@ -76,6 +85,8 @@ export type FieldAutomapOptions = {
    * pair only when they link to such a pair (their ids then map through that mapping's links).
    */
   linkedTables?: { left: string; right: string }[];
+  /** The two tables' names, for the match field's reason ("company names also exist in organisations"). */
+  tableNames?: { left: string; right: string };
 };
 
 /** Whether a field's `references` option names a table (PostgreSQL adds `.column` after it). */
@@ -94,6 +105,8 @@ export type TableProposal = {
   nameMatch: NameMatch['kind'];
   fieldsMatched: number;
   fieldsCompared: number;
+  /** The field (and second field) to match existing records on, from the same field pairs. */
+  matchField: MatchFieldProposal | null;
 };
 export type TableAutomap = {
   proposals: TableProposal[];
@@ -421,7 +434,7 @@ const specOf = (c: AutomapColumn): FieldSpec => ({
   readOnly: c.readOnly ?? false,
 });
 /** A column holding record ids of its own app (primary key or foreign key): its values mean nothing elsewhere. */
-const isRecordIdColumn = (c: AutomapColumn) =>
+const isRecordIdColumn = (c: ColumnKindInfo) =>
   c.primaryKey === true || typeof c.options?.references === 'string' || nameKey(c.name) === 'id';
 const VALUE_TYPES = new Set<FieldType>(['text', 'email', 'url', 'phone', 'rich_text']);
 const KEY_NAMES = new Set([
@@ -557,7 +570,253 @@ function greedy<T extends { score: number; nameScore: number }>(
   return chosen;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Match field
+
+/** A sample value as the first sync matches it (match.ts): trimmed, spaces folded, lower case. */
+function sampleMatchKey(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (typeof v === 'bigint') return String(v);
+  try {
+    return matchKeyOf(v as CanonicalValue);
+  } catch {
+    return null;
+  }
+}
+
+/** Match keys of one column's samples, row by row (the rows of both columns of a side line up). */
+type KeySamples = { keys: (string | null)[]; distinct: Set<string>; nonNull: number };
+function keySamplesOf(values: readonly unknown[] | undefined): KeySamples | null {
+  if (!values || values.length === 0) return null;
+  return keySamplesFrom(values.map(sampleMatchKey));
+}
+function keySamplesFrom(keys: (string | null)[]): KeySamples {
+  const distinct = new Set<string>();
+  let nonNull = 0;
+  for (const k of keys) {
+    if (k === null) continue;
+    nonNull++;
+    distinct.add(k);
+  }
+  return { keys, distinct, nonNull };
+}
+/** Two columns as one key (first + last name), as match.ts builds it: both values or none. */
+function combinedKeys(a: KeySamples, b: KeySamples): KeySamples {
+  return keySamplesFrom(
+    a.keys.map((k, i) => {
+      const k2 = b.keys[i] ?? null;
+      return k === null || k2 === null ? null : `${k}\u0000${k2}`;
+    }),
+  );
+}
+
+/** Distinct share a match field needs on each side, and the share of blank values it may have. */
+export const MATCH_MIN_DISTINCT = 0.95;
+export const MATCH_MAX_BLANK = 0.2;
+const nearUnique = (s: KeySamples) =>
+  s.nonNull >= 2 &&
+  s.distinct.size / s.nonNull >= MATCH_MIN_DISTINCT &&
+  (s.keys.length - s.nonNull) / s.keys.length <= MATCH_MAX_BLANK;
+
+export type MatchKind = 'email' | 'id' | 'name' | 'domain' | 'phone' | 'text';
+/** How much a kind of value says about being the same thing, emails first. */
+const KIND_WEIGHT: Record<MatchKind, number> = {
+  email: 0.2,
+  id: 0.15,
+  name: 0.12,
+  domain: 0.12,
+  phone: 0.1,
+  text: 0.05,
+};
+const isEmailColumn = (c: ColumnKindInfo) =>
+  asType(c.type) === 'email' ||
+  FIELD_SYNONYMS.byKey.get(nameKey(c.name)) === 'email' ||
+  nameTokens(c.name).includes('email');
+const isKeyColumn = (c: ColumnKindInfo) => KEY_NAMES.has(nameKey(c.name)) || isRecordIdColumn(c);
+const NAME_CONCEPTS = new Set(['full_name', 'first_name', 'last_name', 'company']);
+/** What a column holds, for matching: null when its values cannot identify a record (dates, flags, selects). */
+export function matchKindOf(c: ColumnKindInfo): MatchKind | null {
+  const t = asType(c.type);
+  if (t === 'relations') return null;
+  if (isEmailColumn(c)) return 'email';
+  if (isKeyColumn(c)) return 'id';
+  if (!['text', 'url', 'phone', 'email'].includes(t)) return null;
+  const concept = FIELD_SYNONYMS.byKey.get(nameKey(c.name));
+  const tokens = nameTokens(c.name);
+  if (t === 'url' || concept === 'website' || tokens.includes('domain')) return 'domain';
+  if (t === 'phone' || concept === 'phone') return 'phone';
+  if ((concept && NAME_CONCEPTS.has(concept)) || tokens.includes('name') || tokens.includes('title'))
+    return 'name';
+  return 'text';
+}
+
+const wordsOf = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+/** "email addresses", "full names": a column's name as a plural noun. */
+export function pluralOf(name: string): string {
+  const words = wordsOf(name);
+  const last = words.pop() ?? 'value';
+  const plural = /(s|x|ch|sh)$/.test(last)
+    ? `${last}es`
+    : /[^aeiou]y$/.test(last)
+      ? `${last.slice(0, -1)}ies`
+      : `${last}s`;
+  return [...words, plural].join(' ');
+}
+/** "companies" -> "company": a table's name as the noun for one of its records. */
+export const tableNoun = (name: string) => nameTokens(name).join(' ');
+
+type MatchCandidate = {
+  proposal: FieldProposal;
+  left: AutomapColumn;
+  right: AutomapColumn;
+  kind: MatchKind;
+  weight: number;
+  ls: KeySamples;
+  rs: KeySamples;
+};
+type SideNames = { left: string; right: string } | undefined;
+
+/** "15 of 15 organisation names also exist in companies": counted from the smaller side. */
+function overlapSentence(
+  ls: KeySamples,
+  rs: KeySamples,
+  shared: number,
+  plurals: { left: string; right: string },
+  tables: SideNames,
+): string {
+  const fromLeft = ls.distinct.size <= rs.distinct.size;
+  const side = fromLeft ? 'left' : 'right';
+  const other = fromLeft ? 'right' : 'left';
+  const field = plurals[side];
+  const noun = tables ? `${tableNoun(tables[side])} ${field}` : `${field} on the ${side}`;
+  const where = tables ? `in ${tables[other]}` : `on the ${other}`;
+  const total = fromLeft ? ls.distinct.size : rs.distinct.size;
+  return `${shared} of ${total} ${noun} also exist ${where}`;
+}
+
+function sharedKeys(a: Set<string>, b: Set<string>): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  let n = 0;
+  for (const k of small) if (large.has(k)) n++;
+  return n;
+}
+
+/**
+ * The field (or two) to match existing records on in the first sync. With samples of both sides:
+ * among the proposed pairs whose values can identify a record, those unique or nearly so on each
+ * side (distinct share >= 0.95, few blanks) whose normalised values (matchKeyOf, as matching does)
+ * also occur on the other side, ranked by that overlap (the smaller side's share of keys found on
+ * the other) and then by kind (emails, then ids, names and domains); a pair repeating on a side
+ * gets a second pair that makes it unique (first + last name). An email or identifier whose
+ * samples do not meet is still proposed (the samples may hold different records), lower.
+ * Without samples, emails and identifiers by name and type.
+ */
 function chooseMatchField(
+  proposals: FieldProposal[],
+  left: Map<string, AutomapColumn>,
+  right: Map<string, AutomapColumn>,
+  samples: FieldSamples,
+  stats: { left: Map<string, SampleStats | null>; right: Map<string, SampleStats | null> },
+  tables: SideNames,
+): MatchFieldProposal | null {
+  const candidates: MatchCandidate[] = [];
+  const noSamples: FieldProposal[] = [];
+  for (const p of proposals) {
+    if (!p.supported) continue;
+    const l = left.get(p.leftColumnId);
+    const r = right.get(p.rightColumnId);
+    if (!l || !r) continue;
+    const lk = matchKindOf(l);
+    const rk = matchKindOf(r);
+    if (lk === null || rk === null) continue;
+    const ls = keySamplesOf(samples.left?.[l.id]);
+    const rs = keySamplesOf(samples.right?.[r.id]);
+    if (!ls || !rs || ls.nonNull === 0 || rs.nonNull === 0) {
+      noSamples.push(p);
+      continue;
+    }
+    const kind = KIND_WEIGHT[lk] >= KIND_WEIGHT[rk] ? lk : rk;
+    candidates.push({ proposal: p, left: l, right: r, kind, weight: KIND_WEIGHT[kind], ls, rs });
+  }
+
+  let best: MatchFieldProposal | null = null;
+  const consider = (m: MatchFieldProposal) => {
+    if (!best || m.score > best.score) best = m;
+  };
+  const valueScore = (overlap: number, weight: number) => round(Math.min(1, 0.45 + 0.35 * overlap + weight));
+  const names = (c: MatchCandidate) => ({ left: pluralOf(c.left.name), right: pluralOf(c.right.name) });
+
+  for (const c of candidates) {
+    const shared = sharedKeys(c.ls.distinct, c.rs.distinct);
+    const uniqueLeft = nearUnique(c.ls);
+    const uniqueRight = nearUnique(c.rs);
+    if (shared > 0 && uniqueLeft && uniqueRight) {
+      const overlap = shared / Math.min(c.ls.distinct.size, c.rs.distinct.size);
+      const reason = `${overlapSentence(c.ls, c.rs, shared, names(c), tables)}; unique on both sides`;
+      consider({
+        leftColumnId: c.left.id,
+        rightColumnId: c.right.id,
+        secondaryLeftColumnId: null,
+        secondaryRightColumnId: null,
+        score: valueScore(overlap, c.weight) - (c.proposal.syncDirection === 'both' ? 0 : 0.05),
+        reason,
+        explanation: `${c.left.name} ↔ ${c.right.name}: ${reason}`,
+      });
+    } else if (shared === 0 && uniqueLeft && uniqueRight && (c.kind === 'email' || c.kind === 'id')) {
+      // Samples are the first rows of each table: they may hold different records.
+      const reason = `${c.kind === 'email' ? 'email addresses identify the same person in both apps' : 'an identifier both apps have'}; unique on both sides; no sample values in common (the samples may hold different records)`;
+      consider({
+        leftColumnId: c.left.id,
+        rightColumnId: c.right.id,
+        secondaryLeftColumnId: null,
+        secondaryRightColumnId: null,
+        score: round(0.5 + c.weight / 2),
+        reason,
+        explanation: `${c.left.name} ↔ ${c.right.name}: ${reason}`,
+      });
+    } else if (shared > 0) {
+      // Repeats on a side: a second pair may make it unique (first + last name).
+      const repeats = [
+        ...(uniqueLeft ? [] : [tables?.left ?? 'the left']),
+        ...(uniqueRight ? [] : [tables?.right ?? 'the right']),
+      ];
+      for (const d of candidates) {
+        if (d === c) continue;
+        if (d.weight > c.weight) continue; // the better kind leads; it is tried with this one second
+        const ls = combinedKeys(c.ls, d.ls);
+        const rs = combinedKeys(c.rs, d.rs);
+        if (!nearUnique(ls) || !nearUnique(rs)) continue;
+        const both = sharedKeys(ls.distinct, rs.distinct);
+        if (both === 0) continue;
+        const overlap = both / Math.min(ls.distinct.size, rs.distinct.size);
+        const pair = (side: 'left' | 'right') =>
+          `${wordsOf(c[side].name).join(' ')} + ${wordsOf(d[side].name).join(' ')} pairs`;
+        const sentence = overlapSentence(ls, rs, both, { left: pair('left'), right: pair('right') }, tables);
+        const reason = `${sentence}; unique on both sides together (${c.left.name} alone repeats in ${repeats.join(' and ')})`;
+        consider({
+          leftColumnId: c.left.id,
+          rightColumnId: c.right.id,
+          secondaryLeftColumnId: d.left.id,
+          secondaryRightColumnId: d.right.id,
+          score: round(valueScore(overlap, c.weight) - 0.05),
+          reason,
+          explanation: `${c.left.name} + ${d.left.name} ↔ ${c.right.name} + ${d.right.name}: ${reason}`,
+        });
+      }
+    }
+  }
+  if (best || noSamples.length === 0) return best;
+  return ruleBasedMatchField(noSamples, left, right, stats);
+}
+
+/** Without samples to compare: emails and identifiers, by their names and types. */
+function ruleBasedMatchField(
   proposals: FieldProposal[],
   left: Map<string, AutomapColumn>,
   right: Map<string, AutomapColumn>,
@@ -569,20 +828,15 @@ function chooseMatchField(
     const l = left.get(p.leftColumnId);
     const r = right.get(p.rightColumnId);
     if (!l || !r) continue;
-    const isEmail = (c: AutomapColumn) =>
-      asType(c.type) === 'email' ||
-      FIELD_SYNONYMS.byKey.get(nameKey(c.name)) === 'email' ||
-      nameTokens(c.name).includes('email');
-    const isKey = (c: AutomapColumn) => KEY_NAMES.has(nameKey(c.name)) || isRecordIdColumn(c);
     let score: number;
     const reasons: string[] = [];
-    if (isEmail(l) && isEmail(r)) {
+    if (isEmailColumn(l) && isEmailColumn(r)) {
       score = 0.7;
       reasons.push('email addresses identify the same person in both apps');
-    } else if ((isKey(l) || isKey(r)) && (p.sampleOverlap ?? 0) >= 0.5) {
+    } else if ((isKeyColumn(l) || isKeyColumn(r)) && (p.sampleOverlap ?? 0) >= 0.5) {
       score = 0.55;
       reasons.push('an identifier both apps share');
-    } else if (isKey(l) && isKey(r) && p.nameMatch === 'exact') {
+    } else if (isKeyColumn(l) && isKeyColumn(r) && p.nameMatch === 'exact') {
       score = 0.5;
       reasons.push('an identifier with the same name');
     } else continue;
@@ -602,11 +856,15 @@ function chooseMatchField(
     if (p.syncDirection !== 'both') score -= 0.05;
     score = round(Math.min(1, score));
     if (score >= 0.5 && (!best || score > best.score)) {
+      const reason = reasons.join('; ');
       best = {
         leftColumnId: l.id,
         rightColumnId: r.id,
+        secondaryLeftColumnId: null,
+        secondaryRightColumnId: null,
         score,
-        explanation: `${l.name} ↔ ${r.name}: ${reasons.join('; ')}`,
+        reason,
+        explanation: `${l.name} ↔ ${r.name}: ${reason}`,
       };
     }
   }
@@ -653,7 +911,14 @@ export function automapFields(
         : 'no field on the other side looks like it';
   return {
     proposals: chosen,
-    matchField: chooseMatchField(chosen, leftById, rightById, { left: ls, right: rs }),
+    matchField: chooseMatchField(
+      chosen,
+      leftById,
+      rightById,
+      samples,
+      { left: ls, right: rs },
+      options.tableNames,
+    ),
     unmatchedLeft: leftColumns
       .filter((c) => !usedL.has(c.id))
       .map((c) => ({ columnId: c.id, name: c.name, reason: why(c) })),
@@ -687,10 +952,13 @@ export function automapTables(
       const name = compareTableNames(l.name, r.name);
       const lc = l.columns.filter(comparable);
       const rc = r.columns.filter(comparable);
-      const fields = automapFields(lc, rc, {
-        left: options.samples?.[l.id],
-        right: options.samples?.[r.id],
-      }).proposals;
+      const automapped = automapFields(
+        lc,
+        rc,
+        { left: options.samples?.[l.id], right: options.samples?.[r.id] },
+        { tableNames: { left: l.name, right: r.name } },
+      );
+      const fields = automapped.proposals;
       const compared = Math.min(lc.length, rc.length);
       const overlap = compared === 0 ? 0 : fields.reduce((s, p) => s + p.score, 0) / compared;
       const score = round(name.score > 0 ? 0.7 * name.score + 0.3 * overlap : 0.7 * overlap);
@@ -709,6 +977,7 @@ export function automapTables(
         nameMatch: name.kind,
         fieldsMatched: fields.length,
         fieldsCompared: compared,
+        matchField: automapped.matchField,
         nameScore: name.score,
       });
     }

@@ -13,6 +13,8 @@ export type SidePlan = {
   connectionId: string | null;
   tableId: string;
   tableRemoteId: string;
+  /** The table's name, for messages. */
+  tableName: string;
 };
 export type MappingPlan = {
   tableMappingId: string;
@@ -98,6 +100,7 @@ export async function loadSyncPlan(db: Db, coreBaseId: string): Promise<SyncPlan
       connectionId: eb.external_connection_id,
       tableId: table.id,
       tableRemoteId: table.remote_id,
+      tableName: table.name,
     };
   };
   return {

@@ -1,4 +1,5 @@
 import type { SyncPreviewStatus } from '@lockstep/contract';
+import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import type { PreviewStep } from '../jobs/preview-step-queue';
@@ -54,6 +55,9 @@ export async function runPreviewStep(
     if (step === 'plan') {
       if ((await statusOf(db, previewId)) !== 'planning') return;
       await db.deleteFrom('sync_preview_problem').where('sync_preview_id', '=', previewId).execute();
+      // The download just added its rows: without their numbers the planner read each chunk by
+      // sorting the table (1M staged rows: 90 s of the plan).
+      await sql`analyze sync_preview_record`.execute(db);
       const summary = emptySummary();
       for (const m of (await previewMappings(db, preview)).mappings)
         await planMapping(db, previewId, m, summary);

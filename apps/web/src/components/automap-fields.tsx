@@ -11,7 +11,14 @@ export type FieldProposal = {
   score: number;
   explanation: string;
 };
-export type FieldAutomap = { proposals: FieldProposal[]; matchOnFieldId: string | null };
+export type FieldAutomap = {
+  proposals: FieldProposal[];
+  /** The proposed match field (left column), its second field (first + last name), and why. */
+  matchOnFieldId: string | null;
+  matchOnSecondaryFieldId: string | null;
+  matchReason: string | null;
+};
+export type MatchProposal = Pick<FieldAutomap, 'matchOnFieldId' | 'matchOnSecondaryFieldId' | 'matchReason'>;
 
 /** Asks the field mapper for the pairs of two tables (names, types and sample values, scored). */
 export function automapFields(
@@ -33,12 +40,16 @@ export function AutomapFieldsButton({
 }: {
   sync: CoreBase;
   mapping: TableMapping;
-  onProposals: (proposals: FieldProposal[], matchOnFieldId: string | null) => void;
+  onProposals: (proposals: FieldProposal[], match: MatchProposal) => void;
 }) {
   const run = useMutation({
     mutationFn: () => automapFields(sync.id, mapping.leftTableId, mapping.rightTableId),
     onSuccess: (r) => {
-      onProposals(r.proposals, r.matchOnFieldId);
+      onProposals(r.proposals, {
+        matchOnFieldId: r.matchOnFieldId,
+        matchOnSecondaryFieldId: r.matchOnSecondaryFieldId ?? null,
+        matchReason: r.matchReason ?? null,
+      });
       showSuccess(
         r.proposals.length
           ? `Automap proposed ${r.proposals.length} field pair${r.proposals.length === 1 ? '' : 's'}; check them, then save.`

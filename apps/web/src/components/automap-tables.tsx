@@ -7,7 +7,18 @@ import { showError, showSuccess } from '../lib/notify';
 import { saveMappings, tableOf, toMappingInput } from '../lib/sync-queries';
 import { automapFields } from './automap-fields';
 
-export type TableProposal = { leftTableId: string; rightTableId: string; score: number; explanation: string };
+export type TableProposal = {
+  leftTableId: string;
+  rightTableId: string;
+  score: number;
+  explanation: string;
+  /** The field to match existing records on (and a second one), and why; null when none is proposed. */
+  matchField?: {
+    leftColumnId: string;
+    secondaryLeftColumnId: string | null;
+    reason: string;
+  } | null;
+};
 
 /**
  * Automap of a whole sync: the table mapper proposes pairs, each explained; the user keeps the
@@ -46,7 +57,7 @@ export function AutomapTablesButton({ sync }: { sync: CoreBase }) {
           syncDirection: 'both' as const,
           filter: null,
           matchOnFieldId: fields.matchOnFieldId,
-          matchOnSecondaryFieldId: null,
+          matchOnSecondaryFieldId: fields.matchOnFieldId ? (fields.matchOnSecondaryFieldId ?? null) : null,
           conflictWinnerSide: 'left' as const,
           conflictReview: false,
           deleteProtection: false,
@@ -73,6 +84,12 @@ export function AutomapTablesButton({ sync }: { sync: CoreBase }) {
     onError: (e) => showError(e, 'Could not save the automapped tables'),
   });
   const name = (id: string) => (sync ? tableOf(sync, id)?.table.name : id) ?? id;
+  const columnName = (tableId: string, columnId: string | null) =>
+    tableOf(sync, tableId)?.table.externalColumns.find((c) => c.id === columnId)?.name ?? columnId;
+  const matchLine = (p: TableProposal) =>
+    p.matchField
+      ? `Match records on ${columnName(p.leftTableId, p.matchField.leftColumnId)}${p.matchField.secondaryLeftColumnId ? ` + ${columnName(p.leftTableId, p.matchField.secondaryLeftColumnId)}` : ''}: ${p.matchField.reason}.`
+      : 'No match field proposed: the first sync creates every record on the other side.';
 
   return (
     <>
@@ -119,7 +136,13 @@ export function AutomapTablesButton({ sync }: { sync: CoreBase }) {
                     ) : null}
                   </Group>
                 }
-                description={p.explanation}
+                description={
+                  <>
+                    {p.explanation}
+                    <br />
+                    <span data-testid="match-reason">{matchLine(p)}</span>
+                  </>
+                }
               />
             );
           })}

@@ -85,11 +85,13 @@ function sync(columnMappings: CoreBase['mappings']['tableMappings'][number]['col
 }
 
 /** The page against a stubbed network: GET answers the sync, PATCH is recorded and echoed. */
-function renderPage(s: CoreBase) {
+function renderPage(s: CoreBase, automap?: object) {
   const patches: unknown[] = [];
   vi.stubGlobal(
     'fetch',
     vi.fn(async (url: string, init?: RequestInit) => {
+      if (automap && init?.method === 'POST' && url.includes('/ai-field-mapper/'))
+        return new Response(JSON.stringify(automap), { status: 200 });
       if (init?.method === 'PATCH') {
         patches.push({ url, body: JSON.parse(String(init.body)) });
         return new Response(JSON.stringify(s), { status: 200 });
@@ -162,5 +164,45 @@ describe('field mappings page', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Save fields' }));
     await waitFor(() => expect(patches).toHaveLength(1));
     expect((patches[0] as { url: string }).url).toContain('allowUnsupported=true');
+  });
+
+  it('applies the proposed match field and its second field, and shows why', async () => {
+    const s = sync([]);
+    const tm = s.mappings.tableMappings[0] as CoreBase['mappings']['tableMappings'][number];
+    tm.matchOnFieldId = null;
+    const reason = '2 of 2 subscriber emails also exist in contacts; unique on both sides together';
+    const { patches } = renderPage(s, {
+      proposals: [
+        {
+          leftColumnId: 'l-email',
+          rightColumnId: 'r-email',
+          syncDirection: 'both',
+          score: 1,
+          explanation: '',
+        },
+        {
+          leftColumnId: 'l-upper',
+          rightColumnId: 'r-since',
+          syncDirection: 'left_to_right',
+          score: 0.6,
+          explanation: '',
+        },
+      ],
+      matchOnFieldId: 'l-email',
+      matchOnSecondaryFieldId: 'l-upper',
+      matchReason: reason,
+    });
+    expect(await screen.findByText(/No match field: the first sync creates every record/)).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Automap fields' }));
+    expect((await screen.findByTestId('match-reason')).textContent).toBe(reason);
+    expect(screen.getByText('second match field, with email')).toBeTruthy();
+    expect(screen.getByText(/same email and name_upper on both sides are matched/)).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Save fields' }));
+    await waitFor(() => expect(patches).toHaveLength(1));
+    const body = (patches[0] as { body: { mappings: { tableMappings: Record<string, unknown>[] } } }).body;
+    expect(body.mappings.tableMappings[0]).toMatchObject({
+      matchOnFieldId: 'l-email',
+      matchOnSecondaryFieldId: 'l-upper',
+    });
   });
 });

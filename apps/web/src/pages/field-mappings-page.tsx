@@ -18,7 +18,7 @@ import {
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { AutomapFieldsButton, type FieldProposal } from '../components/automap-fields';
+import { AutomapFieldsButton, type FieldProposal, type MatchProposal } from '../components/automap-fields';
 import { ErrorAlert } from '../components/error-alert';
 import { SyncNav } from '../components/sync-nav';
 import { api } from '../lib/api';
@@ -155,6 +155,14 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
     })),
   );
   const [matchOn, setMatchOn] = useState<string | null>(mapping.matchOnFieldId);
+  const [matchOnSecondary, setMatchOnSecondary] = useState<string | null>(mapping.matchOnSecondaryFieldId);
+  /** Why automap proposed the match field, while it is the one chosen. */
+  const [matchReason, setMatchReason] = useState<string | null>(null);
+  const chooseMatch = (id: string | null) => {
+    setMatchOn(id);
+    setMatchOnSecondary(null);
+    setMatchReason(null);
+  };
   const leftCol = (id: string | null) => left?.externalColumns.find((c) => c.id === id);
   const rightCol = (id: string | null) => right?.externalColumns.find((c) => c.id === id);
   const update = (i: number, patch: Partial<Row>) =>
@@ -165,7 +173,7 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
     const rc = rightCol(r.rightColumnId);
     return l && rc && !checkFieldMapping(specOf(l), specOf(rc), r.syncDirection).ok;
   });
-  const applyProposals = (proposals: FieldProposal[], matchField: string | null) => {
+  const applyProposals = (proposals: FieldProposal[], match: MatchProposal) => {
     const taken = new Set(rows.map((r) => r.rightColumnId));
     const added = proposals
       .filter((p) => !taken.has(p.rightColumnId))
@@ -175,7 +183,11 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
         syncDirection: p.syncDirection,
       }));
     setRows((all) => [...all.filter((r) => r.leftColumnId || r.rightColumnId), ...added]);
-    if (!matchOn && matchField) setMatchOn(matchField);
+    if (!matchOn && match.matchOnFieldId) {
+      setMatchOn(match.matchOnFieldId);
+      setMatchOnSecondary(match.matchOnSecondaryFieldId);
+      setMatchReason(match.matchReason);
+    }
   };
 
   const save = useMutation({
@@ -189,6 +201,11 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
           ownerSide: null,
         })),
         matchOnFieldId: complete.some((r) => r.leftColumnId === matchOn) ? matchOn : null,
+        matchOnSecondaryFieldId:
+          complete.some((r) => r.leftColumnId === matchOn) &&
+          complete.some((r) => r.leftColumnId === matchOnSecondary)
+            ? matchOnSecondary
+            : null,
       };
       const all = sync.mappings.tableMappings.map((m) => (m.id === mapping.id ? mine : toMappingInput(m)));
       return saveMappings(sync.id, all, allowUnsupported);
@@ -302,8 +319,18 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
                     aria-label={`Match records on ${leftCol(r.leftColumnId)?.name ?? 'this field'}`}
                     checked={Boolean(r.leftColumnId) && matchOn === r.leftColumnId}
                     disabled={!r.leftColumnId || !r.rightColumnId}
-                    onChange={() => setMatchOn(r.leftColumnId)}
+                    onChange={() => chooseMatch(r.leftColumnId)}
                   />
+                  {r.leftColumnId && r.leftColumnId === matchOnSecondary && matchOn ? (
+                    <Text size="xs" c="dimmed">
+                      second match field, with {leftCol(matchOn)?.name}
+                    </Text>
+                  ) : null}
+                  {r.leftColumnId && r.leftColumnId === matchOn && matchReason ? (
+                    <Text size="xs" c="dimmed" maw={220} data-testid="match-reason">
+                      {matchReason}
+                    </Text>
+                  ) : null}
                 </Table.Td>
                 <Table.Td>
                   <Button
@@ -356,10 +383,10 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
       />
       <Text size="sm" c="dimmed">
         {matchOn
-          ? `Records with the same ${leftCol(matchOn)?.name ?? 'value'} on both sides are matched in the first sync instead of created twice.`
+          ? `Records with the same ${leftCol(matchOn)?.name ?? 'value'}${matchOnSecondary ? ` and ${leftCol(matchOnSecondary)?.name ?? 'second value'}` : ''} on both sides are matched in the first sync instead of created twice.`
           : 'No match field: the first sync creates every record on the other side. Choose one (an email, say) to match existing records.'}
         {matchOn ? (
-          <Button variant="subtle" size="compact-xs" ml="xs" onClick={() => setMatchOn(null)}>
+          <Button variant="subtle" size="compact-xs" ml="xs" onClick={() => chooseMatch(null)}>
             Do not match
           </Button>
         ) : null}

@@ -118,7 +118,11 @@ function ProblemsList({ preview }: { preview: SyncPreview }) {
             <Table.Tr key={p.id}>
               <Table.Td>
                 <Badge color={p.kind === 'duplicate' ? 'red' : 'yellow'} variant="light" mr="xs">
-                  {p.kind === 'duplicate' ? 'duplicate key' : 'missing key'}
+                  {p.kind === 'duplicate'
+                    ? 'duplicate key'
+                    : p.kind === 'no_match_field'
+                      ? 'no match field'
+                      : 'missing key'}
                 </Badge>
                 {p.message}
               </Table.Td>

@@ -94,6 +94,7 @@ export function automapFieldsRoute(app: RestApp, ctx: AppContext) {
         allowUnsupported: body.allowUnsupported,
         minScore: body.minScore,
         linkedTables,
+        tableNames: { left: leftTable.name, right: rightTable.name },
       });
       return {
         coreBaseId: base.id,
@@ -111,6 +112,8 @@ export function automapFieldsRoute(app: RestApp, ctx: AppContext) {
         })),
         matchField: result.matchField,
         matchOnFieldId: result.matchField?.leftColumnId ?? null,
+        matchOnSecondaryFieldId: result.matchField?.secondaryLeftColumnId ?? null,
+        matchReason: result.matchField?.reason ?? null,
         unmatchedLeft: result.unmatchedLeft,
         unmatchedRight: result.unmatchedRight,
         samples: info,

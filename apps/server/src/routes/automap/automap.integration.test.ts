@@ -88,6 +88,23 @@ describe('automap over the demo databases', () => {
     });
     expect(people.explanation).toMatch(/contacts ~ subscribers/);
     expect(people.explanation).toMatch(/\d+ of \d+ fields match/);
+    // Each pair comes with the field to match existing records on, and why (issue 17: without one,
+    // the first sync created the 15 organisations both apps have again).
+    expect(people.matchField).toMatchObject({
+      leftColumnId: columnId(leftTables, 'contacts', 'email'),
+      rightColumnId: columnId(rightTables, 'subscribers', 'email'),
+      secondaryLeftColumnId: null,
+    });
+    expect(people.matchField.reason).toMatch(/email/);
+    const orgs = body.proposals.find((p: { leftTableName: string }) => p.leftTableName === 'companies');
+    expect(orgs.matchField).toMatchObject({
+      leftColumnId: columnId(leftTables, 'companies', 'name'),
+      rightColumnId: columnId(rightTables, 'organisations', 'name'),
+      secondaryLeftColumnId: null,
+    });
+    expect(orgs.matchField.reason).toBe(
+      '15 of 15 organisation names also exist in companies; unique on both sides',
+    );
     expect(body.leftExternalBaseId).toBeTruthy();
     expect(body.source).toBe('rules');
     // The databases were read for samples, read-only: no change capture was installed.
@@ -124,6 +141,25 @@ describe('automap over the demo databases', () => {
     };
     expect(body.matchField).toMatchObject({ leftColumnId: email.left, rightColumnId: email.right });
     expect(body.matchOnFieldId).toBe(email.left);
+    expect(body.matchOnSecondaryFieldId).toBeNull();
+    expect(body.matchReason).toMatch(/email addresses/);
+    // The field mapper proposes the same for companies ↔ organisations: their names.
+    const orgs = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/rest/ai-field-mapper/${coreBaseId}/automap`,
+        headers: { ...user.auth, ...json },
+        payload: {
+          leftTableId: tableId(leftTables, 'companies'),
+          rightTableId: tableId(rightTables, 'organisations'),
+        },
+      })
+    ).json();
+    expect(orgs.matchOnFieldId).toBe(columnId(leftTables, 'companies', 'name'));
+    expect(orgs.matchField.rightColumnId).toBe(columnId(rightTables, 'organisations', 'name'));
+    expect(orgs.matchReason).toBe(
+      '15 of 15 organisation names also exist in companies; unique on both sides',
+    );
     const byName = Object.fromEntries(
       body.proposals.map((p: { leftColumnName: string; rightColumnName: string }) => [p.leftColumnName, p]),
     );

@@ -1,4 +1,4 @@
-import { type Link, type RecordData, reconcile } from '@lockstep/engine';
+import { type Link, matchKindOf, pluralOf, type RecordData, reconcile, tableNoun } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
 import { stopwatch } from '../chunk-timings';
@@ -59,6 +59,7 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
   );
   await rekeyStaged(db, previewId, m);
   if (m.matchOn.primary) await matchStaged(db, previewId, m, scope, summary);
+  else await warnNoMatchField(db, previewId, m);
   lap('preview: key and match');
 
   for (const side of ['left', 'right'] as const) {
@@ -115,6 +116,48 @@ async function matchStaged(
       and not exists (select 1 from core_meta_record c where c.table_mapping_id = ${m.tableMappingId}::uuid and c.right_remote_id = k.r)
     on conflict do nothing`.execute(db);
   summary.pairs += Number(pairs.numAffectedRows ?? 0);
+}
+
+/** A staged value as the first sync would match it (matchKeyOf): trimmed, spaces folded, lower case. */
+const stagedKey = (fieldId: string) =>
+  sql`nullif(lower(regexp_replace(btrim(fields->>${fieldId}), '[[:space:]]+', ' ', 'g')), '')`;
+
+/**
+ * A table pair without a match field creates every record on the other side. When the left
+ * records' names or emails (a mapped field that looks like one) also occur on the right, that is
+ * most likely the same things twice: a problem of kind no_match_field says so, with how many, for
+ * the field that shares the most. Set-based over the staged records; a warning only (the status
+ * counts duplicates).
+ */
+async function warnNoMatchField(db: Db, previewId: string, m: MappingPlan) {
+  const fields = m.spec.fields.filter((f) =>
+    [matchKindOf(f.left), matchKindOf(f.right)].some((k) => k === 'email' || k === 'name'),
+  );
+  let worst: { field: (typeof fields)[number]; total: number; shared: number } | null = null;
+  for (const field of fields) {
+    const row = (
+      await sql<{ total: string; shared: string }>`
+      with l as (
+        select ${stagedKey(field.left.id)} as k from sync_preview_record
+        where sync_preview_id = ${previewId}::uuid and external_table_id = ${m.left.tableId}::uuid and side = 'left'
+      ), r as (
+        select distinct ${stagedKey(field.right.id)} as k from sync_preview_record
+        where sync_preview_id = ${previewId}::uuid and external_table_id = ${m.right.tableId}::uuid and side = 'right'
+      )
+      select count(l.k) as total, count(r.k) as shared from l left join r on r.k = l.k`.execute(db)
+    ).rows[0];
+    const shared = Number(row?.shared ?? 0);
+    if (shared > 0 && (!worst || shared > worst.shared))
+      worst = { field, total: Number(row?.total ?? 0), shared };
+  }
+  if (!worst) return;
+  const { field, total, shared } = worst;
+  const message = `${shared} of ${total} ${tableNoun(m.left.tableName)} ${pluralOf(field.left.name)} also exist in ${m.right.tableName}: pick a match field or they will be duplicated.`;
+  await sql`insert into sync_preview_problem (sync_preview_id, table_mapping_id, kind, message, details)
+    values (${previewId}::uuid, ${m.tableMappingId}::uuid, 'no_match_field', ${message},
+      ${JSON.stringify({ leftFieldId: field.left.id, rightFieldId: field.right.id, shared, total })}::jsonb)`.execute(
+    db,
+  );
 }
 
 async function planChunk(
