@@ -118,7 +118,7 @@ export async function rekeyStaged(db: Db, previewId: string, m: MappingPlan) {
           fields: Record<string, unknown>;
         }>`select id::text, remote_id, fields
           from sync_preview_record where sync_preview_id = ${previewId}::uuid and external_table_id = ${tableId}::uuid and side = ${side}
-            and id > ${after}::bigint order by id limit 5000`.execute(db)
+            and id > ${after}::bigint order by sync_preview_record.id limit 5000`.execute(db)
       ).rows;
       if (rows.length === 0) break;
       after = rows[rows.length - 1]?.id as string;

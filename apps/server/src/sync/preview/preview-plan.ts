@@ -66,11 +66,12 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
     let after = '0';
     for (;;) {
       // Left records in order; then the right records no left record partnered (still unplanned).
+      // Ordered by the column, not the text output named like it: that sorted the whole table.
       const rows = (
         await sql<Staged>`select id::text, remote_id, fields from sync_preview_record
           where sync_preview_id = ${previewId}::uuid and external_table_id = ${m[side].tableId}::uuid and side = ${side}
             and id > ${after}::bigint ${side === 'right' ? sql`and plan is null` : sql``}
-          order by id limit ${PLAN_CHUNK}`.execute(db)
+          order by sync_preview_record.id limit ${PLAN_CHUNK}`.execute(db)
       ).rows;
       if (rows.length === 0) break;
       after = rows[rows.length - 1]?.id as string;
