@@ -134,6 +134,7 @@ export async function boot(
       connectors: createConnectorRegistry({
         allowPrivateHosts,
         resolveItems,
+        postgresTimeouts: config.postgresTimeouts,
         supabase: config.supabase,
         airtable: { ...airtable, pool },
         notion: { ...notion, pool },

@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   LOCKSTEP_GOOGLE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_GOOGLE_API_URL: z.string().url().optional(),
   LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
+  LOCKSTEP_PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  LOCKSTEP_PG_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(60_000),
   LOCKSTEP_HISTORY_RETENTION_DAYS: z
     .union([z.literal(''), z.coerce.number().int().min(1).max(3650)])
     .optional(),
@@ -76,6 +78,11 @@ export type Config = {
   notion: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
   /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
   sandbox: boolean | undefined;
+  /**
+   * Time limits on the users' PostgreSQL databases as the REST side reaches them (checking a
+   * connection, listing schemas, discovering tables): connecting, and each query.
+   */
+  postgresTimeouts: { connectMs: number; queryMs: number };
   /** Days of sync history every user keeps, whatever their plan; unset means each plan's own. */
   historyRetentionDays: number | undefined;
 };
@@ -149,6 +156,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       apiUrl: e.LOCKSTEP_GOOGLE_API_URL?.replace(/\/$/, '') || undefined,
     },
     sandbox: e.LOCKSTEP_SANDBOX === '1' ? true : e.LOCKSTEP_SANDBOX === '0' ? false : undefined,
+    postgresTimeouts: {
+      connectMs: e.LOCKSTEP_PG_CONNECT_TIMEOUT_MS,
+      queryMs: e.LOCKSTEP_PG_QUERY_TIMEOUT_MS,
+    },
     historyRetentionDays:
       typeof e.LOCKSTEP_HISTORY_RETENTION_DAYS === 'number' ? e.LOCKSTEP_HISTORY_RETENTION_DAYS : undefined,
   };

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { parseIntoClientConfig } from 'pg-connection-string';
 import { ConnectorError } from '../sdk/connector';
 import { assertHostAllowed } from '../sdk/ssrf-guard';
 
@@ -36,22 +37,79 @@ export class DropTolerantClient extends pg.Client {
   }
 }
 
-export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
+/** How long a connection may take to be ready, unless told otherwise (a host that never answers). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+export type PgTimeouts = {
+  /** Connecting, TLS and signing in together; 10 s by default. 0 is refused (pg would wait forever). */
+  connectMs?: number;
+  /**
+   * Each query, on both ends: statement_timeout on the server and query_timeout on the client (a
+   * server that stops answering mid-query). For checks and schema discovery; none by default.
+   */
+  queryMs?: number;
+};
+
+const URL_SCHEMES = /^(postgres|postgresql|socket):/i;
+const CONNECTION_STRING_FORM = 'Give it as postgres://user:password@host:5432/database.';
+
+/**
+ * A connection string read as pg reads it, refused with a message a user can act on when it cannot
+ * be read (pg itself throws `TypeError: Invalid URL` from the Client constructor).
+ */
+export function parseConnectionString(connectionString: string): pg.ClientConfig {
+  const text = connectionString.trim();
+  if (!URL_SCHEMES.test(text) && !text.startsWith('/')) {
+    throw new ConnectorError(
+      'validation',
+      'connection string has no postgres:// scheme',
+      `The connection string must start with postgres:// or postgresql://. ${CONNECTION_STRING_FORM}`,
+    );
+  }
+  try {
+    return parseIntoClientConfig(text) as pg.ClientConfig;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ConnectorError(
+      'validation',
+      `connection string is not valid: ${why}`,
+      `The connection string is not valid (${why}). ${CONNECTION_STRING_FORM} Characters such as @, : or / in the password must be percent-encoded.`,
+    );
+  }
+}
+
+/**
+ * The pg config of a connection's items. Every connection has a connect timeout, connection strings
+ * included (given to pg as a string they would bypass it, and the string's own query parameters
+ * would override the query timeouts).
+ */
+export function poolConfig(items: PgConnectionItems, timeouts: PgTimeouts = {}): pg.PoolConfig {
   const ssl =
     items.ssl === 'require'
       ? { rejectUnauthorized: false }
       : items.ssl === 'verify-full'
         ? { rejectUnauthorized: true }
         : undefined;
+  const connectMs =
+    timeouts.connectMs && timeouts.connectMs > 0 ? timeouts.connectMs : DEFAULT_CONNECT_TIMEOUT_MS;
+  const limits = {
+    connectionTimeoutMillis: connectMs,
+    ...(timeouts.queryMs && timeouts.queryMs > 0
+      ? { query_timeout: timeouts.queryMs, statement_timeout: timeouts.queryMs }
+      : {}),
+  };
   // The pool's clients tolerate a dropped connection (the Client option is ignored by pg.Client).
-  if (items.connectionString)
+  if (items.connectionString) {
+    // As pg does with a connection string: what the string says wins over the ssl item.
     return {
-      connectionString: items.connectionString,
       ssl,
+      ...parseConnectionString(items.connectionString),
       types: TYPES,
       max: 4,
       Client: DropTolerantClient,
+      ...limits,
     };
+  }
   if (!items.host || !items.database || !items.user) {
     throw new ConnectorError(
       'validation',
@@ -68,9 +126,21 @@ export function poolConfig(items: PgConnectionItems): pg.PoolConfig {
     ssl,
     types: TYPES,
     max: 4,
-    connectionTimeoutMillis: 10_000,
     Client: DropTolerantClient,
+    ...limits,
   };
+}
+
+/** A connection or query that ran out of time (pg's client timers, or the server's statement_timeout). */
+export function isTimeout(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return (
+    e?.code === '57014' ||
+    e?.code === 'ETIMEDOUT' ||
+    /^(timeout expired|Connection terminated due to connection timeout|timeout exceeded when trying to connect|Query read timeout)$/.test(
+      e?.message ?? '',
+    )
+  );
 }
 
 /**
@@ -111,6 +181,13 @@ export async function assertPostgresqlHostAllowed(
 export function mapPgError(error: unknown): ConnectorError {
   const e = error as { code?: string; message?: string; column?: string; detail?: string };
   const message = e.message ?? String(error);
+  if (isTimeout(error) && e.code !== '57014') {
+    return new ConnectorError(
+      'transient',
+      `timeout: ${message}`,
+      'The database did not answer in time. Check the host and port, and that a PostgreSQL server listens there.',
+    );
+  }
   switch (e.code) {
     case '28P01':
     case '28000':
@@ -153,9 +230,10 @@ export function mapPgError(error: unknown): ConnectorError {
     case '42710':
       // A table, column or other object of that name exists (schema generation): not worth a retry.
       return new ConnectorError('validation', message, `The database refused the change: ${message}.`);
+    case '57014':
+      return new ConnectorError('transient', message, 'The database took too long to answer.');
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
-    case 'ETIMEDOUT':
       return new ConnectorError(
         'transient',
         message,

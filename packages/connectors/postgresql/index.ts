@@ -1,7 +1,10 @@
 export {
   assertPostgresqlHostAllowed,
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DropTolerantClient,
   type PgConnectionItems,
+  type PgTimeouts,
+  parseConnectionString,
   poolConfig,
 } from './connection';
 export { addColumns, createTables, type NewColumn } from './create-schema';
@@ -10,5 +13,10 @@ export {
   pumpDecodedChanges,
   releaseLogicalCapture,
 } from './logical-decoding';
-export { postgresqlPort } from './port';
+export {
+  createPostgresqlPort,
+  DEFAULT_PORT_QUERY_TIMEOUT_MS,
+  type PostgresqlPort,
+  postgresqlPort,
+} from './port';
 export { createPostgresqlConnector, type PostgresqlConnector } from './postgresql-connector';

@@ -2,7 +2,11 @@ import { ConnectorError } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
-import { assertPostgresqlHostAllowed, postgresqlPort } from '@lockstep/connectors/postgresql';
+import {
+  assertPostgresqlHostAllowed,
+  createPostgresqlPort,
+  type PgTimeouts,
+} from '@lockstep/connectors/postgresql';
 import {
   createSupabasePort,
   SUPABASE_API_URL,
@@ -66,30 +70,33 @@ type ResolveItems = (items: Record<string, string>) => Record<string, string>;
  * Outside local mode, a database on Lockstep's own machine or network is refused when it is checked.
  * `resolve` turns stored items into an address at each call (a demo database's embedded server).
  */
-const postgresql = (allowPrivate: boolean, resolve: ResolveItems): ConnectorPort => ({
-  type: 'postgresql',
-  check: (secrets) =>
-    guarded(async () => {
-      const items = resolve(secrets);
-      await assertPostgresqlHostAllowed(items, { allowPrivate });
-      return postgresqlPort.check(items);
-    }),
-  listBases: (secrets) => guarded(() => postgresqlPort.listBases(resolve(secrets))),
-  discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(resolve(secrets), base)),
-  releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets))),
-  // A logical decoding slot left behind would keep WAL on the user's server until its disk fills.
-  onConnectionDeleted: async (secrets) => {
-    try {
-      await guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets)));
-      return { leftBehind: null };
-    } catch (error) {
-      const why = error instanceof ConnectionProblem ? error.userFacingMessage : 'an unexpected error';
-      return {
-        leftBehind: `Lockstep could not drop its replication slot (${why}). Drop it by hand: SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'lockstep\\_%';`,
-      };
-    }
-  },
-});
+const postgresql = (allowPrivate: boolean, resolve: ResolveItems, timeouts: PgTimeouts): ConnectorPort => {
+  const postgresqlPort = createPostgresqlPort(timeouts);
+  return {
+    type: 'postgresql',
+    check: (secrets) =>
+      guarded(async () => {
+        const items = resolve(secrets);
+        await assertPostgresqlHostAllowed(items, { allowPrivate });
+        return postgresqlPort.check(items);
+      }),
+    listBases: (secrets) => guarded(() => postgresqlPort.listBases(resolve(secrets))),
+    discoverSchema: (secrets, base) => guarded(() => postgresqlPort.discoverSchema(resolve(secrets), base)),
+    releaseChangeCapture: (secrets) => guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets))),
+    // A logical decoding slot left behind would keep WAL on the user's server until its disk fills.
+    onConnectionDeleted: async (secrets) => {
+      try {
+        await guarded(() => postgresqlPort.releaseChangeCapture(resolve(secrets)));
+        return { leftBehind: null };
+      } catch (error) {
+        const why = error instanceof ConnectionProblem ? error.userFacingMessage : 'an unexpected error';
+        return {
+          leftBehind: `Lockstep could not drop its replication slot (${why}). Drop it by hand: SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'lockstep\\_%';`,
+        };
+      }
+    },
+  };
+};
 
 /** Supabase: the Management API with OAuth (or a personal access token), data through PostgreSQL. */
 const supabase = (settings: SupabaseSettings): ConnectorPort => {
@@ -180,11 +187,20 @@ export function createConnectorRegistry(options: {
   airtable?: AirtableSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
+  /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
+  postgresTimeouts?: PgTimeouts;
   /** Stored PostgreSQL items to the items to connect with (see demo/embedded-items.ts). */
   resolveItems?: ResolveItems;
 }): ConnectorRegistry {
   const ports = new Map<ConnectorType, ConnectorPort>([
-    ['postgresql', postgresql(options.allowPrivateHosts, options.resolveItems ?? ((items) => items))],
+    [
+      'postgresql',
+      postgresql(
+        options.allowPrivateHosts,
+        options.resolveItems ?? ((items) => items),
+        options.postgresTimeouts ?? {},
+      ),
+    ],
     [
       'supabase',
       supabase({

@@ -16,8 +16,9 @@ import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webh
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
-import { envelope, handleError } from './error-envelope';
+import { envelope, handleError, handleFrameworkError } from './error-envelope';
 import { mountAuth } from './mount-auth';
+import { refuseNul } from './refuse-nul';
 
 const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
 
@@ -31,10 +32,14 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     bodyLimit: 1024 * 1024,
     // Unknown query fields are refused by strict schemas; keep the query parser strict too.
     routerOptions: { ignoreTrailingSlash: true },
+    // A path parameter over the router's 100 characters (414) or a malformed path (400): the envelope.
+    frameworkErrors: handleFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
+  // PostgreSQL refuses NUL in text: refused for every route here, with a 400, before it gets there.
+  app.addHook('preValidation', refuseNul);
   app.decorateRequest('principal', null);
   app.addHook('onResponse', logRequest);
 

@@ -65,3 +65,45 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     .status(500)
     .send(envelope(500, path, 'Internal server error', 'Something went wrong on our side.', 'internal'));
 }
+
+/** The path as the envelope shows it; a path of thousands of characters is not sent back whole. */
+function shownPath(url: string): string {
+  const path = url.split('?')[0] ?? url;
+  return path.length > 200 ? `${path.slice(0, 200)}...` : path;
+}
+
+/**
+ * Errors Fastify raises before a route is found (its `frameworkErrors`), which would otherwise leave
+ * in Fastify's own body: a path parameter longer than the router takes (414), a path that is not
+ * valid percent-encoding (400).
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const path = shownPath(request.url);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return reply
+      .status(414)
+      .send(
+        envelope(
+          414,
+          path,
+          'A path parameter is too long',
+          'This address is too long: an id in it has more characters than any id can have.',
+          'uri_too_long',
+        ),
+      );
+  }
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return reply
+      .status(400)
+      .send(
+        envelope(
+          400,
+          path,
+          'The path is not a valid URL',
+          'This address is not valid: it has a malformed %-encoded character.',
+          'bad_request',
+        ),
+      );
+  }
+  return handleError(error, request, reply);
+}

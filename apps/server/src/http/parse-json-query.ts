@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { HttpError } from './http-error';
+import { findNul, NUL_MESSAGE } from './refuse-nul';
 
 /**
  * Parses a query parameter that carries JSON (the list filters of spec section 2) against a strict
@@ -20,6 +21,17 @@ export function parseJsonQuery<T extends z.ZodType>(
       400,
       `${name} is not JSON`,
       `The ${name} must be JSON, for example ${example}.`,
+      'validation',
+    );
+  }
+  // A \u0000 escape inside the JSON becomes a NUL only here, after the request-wide check.
+  const nul = findNul(json);
+  if (nul) {
+    const field = ['query', name, ...nul].join('.');
+    throw new HttpError(
+      400,
+      `${NUL_MESSAGE} (${field})`,
+      `${NUL_MESSAGE}: remove the \\u0000 character from ${field}.`,
       'validation',
     );
   }
