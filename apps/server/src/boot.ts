@@ -6,6 +6,7 @@ import { createDb, createPool, ensureDatabase, migrateToLatest } from './db/data
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres';
 import { ensureDemoDatabases } from './demo/demo-databases';
 import { resolveEmbeddedItems } from './demo/embedded-items';
+import { createPostgresAuthRateLimiter } from './http/auth-rate-limit';
 import type { AppContext } from './http/context';
 import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
@@ -125,6 +126,7 @@ export async function boot(
       db,
       auth,
       verifyBearer: createBearerVerifier(auth),
+      authRateLimiter: createPostgresAuthRateLimiter(config.authRateLimit, pool),
       intercomSecret: secrets.intercomSecret,
       secretBox,
       runtimeConnectors,

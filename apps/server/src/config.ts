@@ -37,6 +37,11 @@ const EnvSchema = z.object({
   LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
   LOCKSTEP_PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   LOCKSTEP_PG_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(60_000),
+  LOCKSTEP_AUTH_RATE_LIMIT: z.enum(['on', 'off', '1', '0', 'true', 'false', '']).default('on'),
+  LOCKSTEP_AUTH_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  LOCKSTEP_AUTH_RATE_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(10),
+  LOCKSTEP_AUTH_RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
+  LOCKSTEP_TRUST_PROXY: z.string().default(''),
   LOCKSTEP_HISTORY_RETENTION_DAYS: z
     .union([z.literal(''), z.coerce.number().int().min(1).max(3650)])
     .optional(),
@@ -85,7 +90,29 @@ export type Config = {
   postgresTimeouts: { connectMs: number; queryMs: number };
   /** Days of sync history every user keeps, whatever their plan; unset means each plan's own. */
   historyRetentionDays: number | undefined;
+  /**
+   * Limits on sign-in, sign-up, password reset and the public temporary-connection route, per email
+   * and per client address, each within one sliding window (shared by every api process).
+   */
+  authRateLimit: { enabled: boolean; windowMs: number; perEmail: number; perAddress: number };
+  /**
+   * Whom to believe about the client's address (X-Forwarded-For): nobody by default (the socket's
+   * address); `true`, a number of hops, or a list of proxy addresses/CIDRs (Fastify's trustProxy).
+   */
+  trustProxy: boolean | number | string[];
 };
+
+/** LOCKSTEP_TRUST_PROXY: empty or false (off), true, a hop count, or a comma-separated list of addresses. */
+export function parseTrustProxy(value: string): boolean | number | string[] {
+  const v = value.trim().toLowerCase();
+  if (v === '' || v === 'false' || v === '0' || v === 'off') return false;
+  if (v === 'true' || v === 'on') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 
@@ -162,5 +189,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     },
     historyRetentionDays:
       typeof e.LOCKSTEP_HISTORY_RETENTION_DAYS === 'number' ? e.LOCKSTEP_HISTORY_RETENTION_DAYS : undefined,
+    authRateLimit: {
+      enabled: !['off', '0', 'false'].includes(e.LOCKSTEP_AUTH_RATE_LIMIT),
+      windowMs: e.LOCKSTEP_AUTH_RATE_LIMIT_WINDOW_SECONDS * 1000,
+      perEmail: e.LOCKSTEP_AUTH_RATE_LIMIT_PER_EMAIL,
+      perAddress: e.LOCKSTEP_AUTH_RATE_LIMIT_PER_ADDRESS,
+    },
+    trustProxy: parseTrustProxy(e.LOCKSTEP_TRUST_PROXY),
   };
 }

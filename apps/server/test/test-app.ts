@@ -27,6 +27,8 @@ export async function createTestApp(
       LOCKSTEP_SECRET_KEY: randomBytes(32).toString('base64'),
       LOCKSTEP_LOG_LEVEL: 'silent',
       PORT: '3999',
+      // Tests sign up and in many users from one address; auth-rate-limit.integration.test.ts turns it on.
+      LOCKSTEP_AUTH_RATE_LIMIT: 'off',
       ...env,
     },
     ['node', 'main', '--role=all'],

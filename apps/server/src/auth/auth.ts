@@ -1,14 +1,49 @@
 import { AUTH_BASE_PATH } from '@lockstep/contract';
 import { betterAuth } from 'better-auth';
+import { APIError, createAuthMiddleware } from 'better-auth/api';
 import { getMigrations } from 'better-auth/db/migration';
 import { admin, genericOAuth, jwt } from 'better-auth/plugins';
 import type pg from 'pg';
 import type { Config } from '../config';
+import { weakPasswordReason } from './password-strength';
 
 /** better-auth's admin role is Lockstep's staff role. */
 export const STAFF_ROLE = 'admin';
 export const JWT_ISSUER = 'lockstep';
 export const JWT_AUDIENCE = 'lockstep-rest';
+
+/**
+ * The header mountAuth sets to the client's address as Fastify sees it (the socket's, or a trusted
+ * proxy's X-Forwarded-For); any copy the client sends is dropped. better-auth reads the address
+ * only from here (sessions record it), never from a header the client chooses.
+ */
+export const CLIENT_ADDRESS_HEADER = 'x-lockstep-client-address';
+
+/** Endpoints that set a password, and the body field it is in. */
+const PASSWORD_FIELDS: Record<string, 'password' | 'newPassword'> = {
+  '/sign-up/email': 'password',
+  '/change-password': 'newPassword',
+  '/reset-password': 'newPassword',
+  '/admin/create-user': 'password',
+  '/admin/set-user-password': 'newPassword',
+};
+
+/** Refuses a weak new password (400, code WEAK_PASSWORD) before better-auth stores it. */
+const refuseWeakPasswords = createAuthMiddleware(async (ctx) => {
+  const field = PASSWORD_FIELDS[ctx.path];
+  if (!field) return;
+  const body = (ctx.body ?? {}) as Record<string, unknown>;
+  const password = body[field];
+  if (typeof password !== 'string') return;
+  const session = (ctx.context as { session?: { user?: { email?: string; name?: string } } | null }).session;
+  const reason = weakPasswordReason(password, [
+    typeof body.email === 'string' ? body.email : undefined,
+    typeof body.name === 'string' ? body.name : undefined,
+    session?.user?.email,
+    session?.user?.name,
+  ]);
+  if (reason) throw new APIError('BAD_REQUEST', { message: reason, code: 'WEAK_PASSWORD' });
+});
 
 export type AuthHooks = {
   /** Called once a user row exists: create the product record. */
@@ -55,6 +90,11 @@ export function createAuth(options: {
     secret,
     trustedOrigins: config.trustedOrigins,
     telemetry: { enabled: false },
+    // Lockstep limits sign-in, sign-up and password resets itself (mountAuth: per email and per
+    // address, in PostgreSQL for every api process); better-auth's own would be per process.
+    rateLimit: { enabled: false },
+    advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
+    hooks: { before: refuseWeakPasswords },
     emailAndPassword: { enabled: true, minPasswordLength: 8, maxPasswordLength: 128, autoSignIn: true },
     plugins: [
       admin({ defaultRole: 'user', adminRoles: [STAFF_ROLE], impersonationSessionDuration: 60 * 60 }),

@@ -30,6 +30,10 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     // line a request at debug instead (logRequests below), and 5xx still logged as errors.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // request.ip is the socket's address unless LOCKSTEP_TRUST_PROXY names the proxies to believe
+    // (rate limits key on it: a client must not choose its own address with X-Forwarded-For).
+    trustProxy:
+      typeof ctx.config.trustProxy === 'number' ? hopsTrusted(ctx.config.trustProxy) : ctx.config.trustProxy,
     // Unknown query fields are refused by strict schemas; keep the query parser strict too.
     routerOptions: { ignoreTrailingSlash: true },
     // A path parameter over the router's 100 characters (414) or a malformed path (400): the envelope.
@@ -87,7 +91,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       oidcProviders: ctx.config.oidcProviders,
     }),
   );
-  mountAuth(app, ctx.auth);
+  mountAuth(app, ctx.auth, ctx.authRateLimiter);
 
   await app.register(
     async (rest) => {
@@ -130,6 +134,11 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       .send('The web app is not built. Run `npm start` (it builds it) or `npm run build:web`.');
   });
   return app;
+}
+
+/** LOCKSTEP_TRUST_PROXY=<n>: the n nearest hops are proxies (as Fastify's own number does). */
+function hopsTrusted(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
 }
 
 /**

@@ -5,7 +5,10 @@ import { HttpError, unauthorized } from './http-error';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Open without sign-in (a connection made before sign-in); the handler sees no principal. */
+    /**
+     * Open without sign-in (a connection made before sign-in). The handler sees a principal only
+     * when a valid Bearer token is sent anyway; a missing or invalid one leaves it null.
+     */
     public?: boolean;
   }
 }
@@ -13,8 +16,21 @@ declare module 'fastify' {
 /** Every /rest route needs a valid Bearer JWT of a user that still exists and is not banned. */
 export function bearerGuard(ctx: AppContext) {
   return async (request: FastifyRequest) => {
-    // A route marked public (config: { public: true }) is open before sign-in; it has no principal.
-    if (request.routeOptions.config?.public === true) return;
+    // A route marked public (config: { public: true }) is open before sign-in: a valid token still
+    // makes a principal (signed-in callers may be told more), anything else none.
+    if (request.routeOptions.config?.public === true) {
+      if (!request.headers.authorization) return;
+      try {
+        await authenticate(request);
+      } catch {
+        request.principal = null;
+      }
+      return;
+    }
+    await authenticate(request);
+  };
+
+  async function authenticate(request: FastifyRequest) {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('Sign in to continue: this call needs an Authorization: Bearer token.');
     const [scheme, token] = header.split(' ');
@@ -41,5 +57,5 @@ export function bearerGuard(ctx: AppContext) {
       staff: toRole(user.role) === 'staff',
       impersonatedBy: claims.impersonatedBy,
     };
-  };
+  }
 }

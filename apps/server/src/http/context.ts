@@ -17,6 +17,7 @@ import type { Db } from '../db/database';
 import type { SandboxApps } from '../sandbox/sandbox-apps';
 import type { SecretBox } from '../services/secret-box';
 import type { createRuntimeConnectors } from '../sync/runtime-connectors';
+import type { AuthRateLimiter } from './auth-rate-limit';
 import { forbidden, unauthorized } from './http-error';
 
 export type AppContext = {
@@ -26,6 +27,8 @@ export type AppContext = {
   db: Db;
   auth: Auth;
   verifyBearer: (token: string) => Promise<TokenClaims>;
+  /** Sign-in, sign-up, password reset and public connection checks, per email and client address. */
+  authRateLimiter: AuthRateLimiter;
   intercomSecret: string;
   secretBox: SecretBox;
   connectors: ConnectorRegistry;

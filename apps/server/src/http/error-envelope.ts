@@ -1,6 +1,7 @@
 import type { ErrorEnvelope } from '@lockstep/contract';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { TooManyRequests } from './auth-rate-limit';
 import { HttpError } from './http-error';
 
 export function envelope(
@@ -35,6 +36,7 @@ const FASTIFY_CLIENT_ERRORS: Record<string, string> = {
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0] ?? request.url;
   if (error instanceof HttpError) {
+    if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds));
     return reply
       .status(error.statusCode)
       .send(envelope(error.statusCode, path, error.message, error.userFacingMessage, error.code));

@@ -8,6 +8,7 @@ import * as m0006 from './0006-lean-bookkeeping-keys';
 import * as m0007 from './0007-run-claims';
 import * as m0008 from './0008-set-based-pipeline';
 import * as m0009 from './0009-history-retention';
+import * as m0010 from './0010-auth-rate-limits';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0007-run-claims': m0007,
   '0008-set-based-pipeline': m0008,
   '0009-history-retention': m0009,
+  '0010-auth-rate-limits': m0010,
 };
