@@ -28,6 +28,21 @@ describe('privateAddressKind', () => {
     ['::ffff:a9fe:a9fe', 'link_local'],
     ['0:0:0:0:0:ffff:a00:1', 'private'],
     ['64:ff9b::10.0.0.1', 'private'],
+    // IPv4-compatible IPv6 (review of issue 18): the IPv4 address inside is what is reached.
+    ['::127.0.0.1', 'loopback'],
+    ['[::127.0.0.1]', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::a9fe:a9fe', 'link_local'],
+    ['0:0:0:0:0:0:a00:1', 'private'],
+    // 6to4 carries an IPv4 address in its second and third groups.
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:c0a8:101::', 'private'],
+    // Documentation ranges.
+    ['192.0.2.10', 'reserved'],
+    ['198.51.100.7', 'reserved'],
+    ['203.0.113.200', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['100::1', 'reserved'],
   ])('%s is %s', (address, kind) => {
     expect(privateAddressKind(address)).toBe(kind);
   });
@@ -50,15 +65,15 @@ describe('checkHost', () => {
   it('accepts a host whose every address is public', async () => {
     const result = await checkHost('db.example.com', {
       allowPrivate: false,
-      lookup: resolvesTo('203.0.113.7', '2001:db8::1'),
+      lookup: resolvesTo('8.8.8.8', '2606:4700::1111'),
     });
-    expect(result).toEqual({ ok: true, addresses: ['203.0.113.7', '2001:db8::1'] });
+    expect(result).toEqual({ ok: true, addresses: ['8.8.8.8', '2606:4700::1111'] });
   });
 
   it('refuses a name with any private address, naming the address in the message', async () => {
     const result = await checkHost('db.example.com', {
       allowPrivate: false,
-      lookup: resolvesTo('203.0.113.7', '10.0.0.5'),
+      lookup: resolvesTo('8.8.8.8', '10.0.0.5'),
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;

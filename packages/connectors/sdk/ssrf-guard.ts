@@ -22,8 +22,12 @@ const RANGES: [kind: PrivateAddressKind, network: string, prefix: number, family
   ['link_local', '169.254.0.0', 16, 'ipv4'],
   ['private', '172.16.0.0', 12, 'ipv4'],
   ['reserved', '192.0.0.0', 24, 'ipv4'],
+  // The documentation ranges (TEST-NET-1, -2, -3): never a real host.
+  ['reserved', '192.0.2.0', 24, 'ipv4'],
   ['private', '192.168.0.0', 16, 'ipv4'],
   ['reserved', '198.18.0.0', 15, 'ipv4'],
+  ['reserved', '198.51.100.0', 24, 'ipv4'],
+  ['reserved', '203.0.113.0', 24, 'ipv4'],
   ['multicast', '224.0.0.0', 4, 'ipv4'],
   ['reserved', '240.0.0.0', 4, 'ipv4'],
   ['unspecified', '::', 128, 'ipv6'],
@@ -31,6 +35,8 @@ const RANGES: [kind: PrivateAddressKind, network: string, prefix: number, family
   ['unique_local', 'fc00::', 7, 'ipv6'],
   ['link_local', 'fe80::', 10, 'ipv6'],
   ['multicast', 'ff00::', 8, 'ipv6'],
+  ['reserved', '2001:db8::', 32, 'ipv6'],
+  ['reserved', '100::', 64, 'ipv6'],
 ];
 
 const LISTS = RANGES.map(([kind, network, prefix, family]) => {
@@ -39,16 +45,53 @@ const LISTS = RANGES.map(([kind, network, prefix, family]) => {
   return { kind, list };
 });
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::/96) IPv6 address. */
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const part = (h: string | undefined) => (h ? h.split(':').map((g) => Number.parseInt(g, 16)) : []);
+  const head = part(halves[0]);
+  const tail = part(halves[1]);
+  const groups =
+    halves.length === 2 ? [...head, ...new Array(8 - head.length - tail.length).fill(0), ...tail] : head;
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : null;
+}
+
+const dottedOf = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/**
+ * The IPv4 address an IPv6 address carries: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d, deprecated but still routed by some stacks to the IPv4 address), NAT64 (64:ff9b::/96)
+ * and 6to4 (2002:AABB:CCDD::/48). Checked as that IPv4 address, so [::127.0.0.1] is loopback.
+ */
 function embeddedIpv4(address: string): string | null {
-  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(
-    address,
-  );
-  if (!match) return null;
-  if (match[1]) return match[1];
-  const high = Number.parseInt(match[2] ?? '0', 16);
-  const low = Number.parseInt(match[3] ?? '0', 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeroTo(5) && g5 === 0xffff) return dottedOf(g6, g7);
+  // :: and ::1 keep their IPv6 meaning (unspecified, loopback).
+  if (zeroTo(6) && (g6 !== 0 || g7 > 1)) return dottedOf(g6, g7);
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return dottedOf(g6, g7);
+  if (g0 === 0x2002) return dottedOf(g1, g2);
+  return null;
 }
 
 /** What kind of non-public address this is, or null when it is public (or not an IP address). */
