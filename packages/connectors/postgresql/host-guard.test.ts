@@ -46,7 +46,7 @@ describe('assertPostgresqlHostAllowed', () => {
   it('accepts a public address, and anything in local mode', async () => {
     await expect(
       assertPostgresqlHostAllowed(
-        { connectionString: 'postgres://u:p@203.0.113.9/app' },
+        { connectionString: 'postgres://u:p@8.8.8.8/app' },
         { allowPrivate: false },
       ),
     ).resolves.toBeUndefined();
