@@ -1,6 +1,7 @@
 import type { FieldType } from '@lockstep/engine';
 import type pg from 'pg';
 import { DropTolerantClient, mapPgError, type PgConnectionItems, poolConfig, quoteIdent } from './connection';
+import { assertUserSchema } from './schema';
 
 /**
  * Schema generation on PostgreSQL (spec section 7, /rest/generate-schema): new tables and new
@@ -138,6 +139,7 @@ async function inTransaction<T>(
 
 /** Creates the tables in one transaction: all of them, or none (an existing name fails the lot). */
 export async function createTables(items: PgConnectionItems, schema: string, tables: NewTable[]) {
+  assertUserSchema(schema);
   const plan = planCreateTables(schema, tables);
   return inTransaction(items, async (client) => {
     for (const statement of plan.sql) await client.query(statement);

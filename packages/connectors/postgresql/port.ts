@@ -9,7 +9,7 @@ import {
   poolConfig,
 } from './connection';
 import { assertLogicalDecodingAvailable, releaseLogicalCapture } from './logical-decoding';
-import { discoverTables } from './schema';
+import { assertUserSchema, discoverTables } from './schema';
 
 /** Checks and schema discovery answer a person waiting on a page: none may take long. */
 export const DEFAULT_PORT_QUERY_TIMEOUT_MS = 60_000;
@@ -78,6 +78,7 @@ export function createPostgresqlPort(timeouts: PgTimeouts = {}) {
       }
     },
     async discoverSchema(items: PgConnectionItems, schema: string) {
+      assertUserSchema(schema);
       const pool = new pg.Pool(config(items));
       try {
         return (await discoverTables(pool, schema)).map((t) => ({

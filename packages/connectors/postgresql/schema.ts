@@ -1,5 +1,6 @@
 import type { FieldType } from '@lockstep/engine';
 import type pg from 'pg';
+import { ConnectorError } from '../sdk/connector';
 
 export type PgField = {
   remoteId: string;
@@ -55,6 +56,22 @@ export function canonicalType(dataType: string, udt: string, isEnum: boolean): F
 }
 
 /** Tables of one schema with their columns, primary keys, enums, generated columns and foreign keys. */
+/**
+ * Refuses PostgreSQL's own schemas and Lockstep's change-capture schema: never a user's data, and
+ * attaching one would let a sync read or write the catalog (pg_catalog, pg_toast, pg_temp_*,
+ * information_schema) or Lockstep's bookkeeping (lockstep).
+ */
+export function assertUserSchema(schema: string) {
+  const name = schema.trim().toLowerCase();
+  if (name.startsWith('pg_') || name === 'information_schema' || name === 'lockstep') {
+    throw new ConnectorError(
+      'validation',
+      `system schema ${schema} refused`,
+      `"${schema}" is a system schema, not your data. Pick a schema that holds your own tables.`,
+    );
+  }
+}
+
 export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: string): Promise<PgTable[]> {
   const cols = await client.query(
     `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable, c.datetime_precision,
