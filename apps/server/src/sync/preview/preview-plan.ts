@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database';
 import { stopwatch } from '../chunk-timings';
 import type { MappingPlan } from '../load-sync-plan';
+import { loadLinks, toLink } from '../run/links';
 import { rekeyStaged } from './preview-download';
 
 export type PreviewSummary = {
@@ -33,13 +34,6 @@ export const emptySummary = (): PreviewSummary => ({
 const PLAN_CHUNK = 5000;
 
 type Staged = { id: string; remote_id: string; fields: Record<string, unknown> };
-type LinkRow = {
-  id: string;
-  left_remote_id: string | null;
-  right_remote_id: string | null;
-  shadow: Record<string, unknown>;
-  shadow_version: number;
-};
 
 /**
  * Stage 2 of a preview, for one table mapping, without writing to the apps: matching and its
@@ -171,19 +165,14 @@ async function planChunk(
 ) {
   const ids = rows.map((r) => r.remote_id);
   // The links the sync already has for these records (a sync previewed again), by index.
-  const linkRows = (
-    await sql<LinkRow>`select id, left_remote_id, right_remote_id, shadow, shadow_version from core_meta_record
-      where table_mapping_id = ${m.tableMappingId}::uuid and ${sql.ref(`${side}_remote_id`)} = any(${ids}::text[])`.execute(
+  const links: Link[] = (
+    await loadLinks(
       db,
+      m.tableMappingId,
+      { left: side === 'left' ? ids : [], right: side === 'right' ? ids : [] },
+      false,
     )
-  ).rows;
-  const links: Link[] = linkRows.map((l) => ({
-    id: l.id,
-    leftId: l.left_remote_id,
-    rightId: l.right_remote_id,
-    shadow: Object.keys(l.shadow).length ? (l.shadow as Link['shadow']) : null,
-    version: l.shadow_version,
-  }));
+  ).map(toLink);
   let partners: Staged[] = [];
   if (side === 'left') {
     const pairs = (

@@ -1,3 +1,4 @@
+import { NIL_ID } from '@lockstep/contract';
 import type { WriteOp } from '@lockstep/engine';
 import { applySuccess } from './bookkeeping';
 import { recordIssue } from './issues';
@@ -73,7 +74,7 @@ async function recoverPending(deps: Deps, a: RunContext, kind: 'create' | 'updat
               .select('id')
               .where('id', 'in', [
                 ...batch.map((p) => p.op.linkId).filter((id): id is string => id !== null),
-                NIL,
+                NIL_ID, // never a link id: keeps the `in` list from being empty
               ])
               .execute()
           ).map((r) => r.id),
@@ -89,9 +90,6 @@ async function recoverPending(deps: Deps, a: RunContext, kind: 'create' | 'updat
     }
   }
 }
-
-/** Never a link's id: keeps an `in` list from being empty. */
-const NIL = '00000000-0000-0000-0000-000000000000';
 
 /** Deletes the user approved in the delete approval queue: written now, with the operation logged. */
 export async function executeApprovedDeletes(deps: Deps, a: RunContext) {
