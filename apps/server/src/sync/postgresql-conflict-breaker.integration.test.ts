@@ -85,7 +85,19 @@ describe('PostgreSQL <-> PostgreSQL: conflicts and the mass-delete breaker', () 
     await until(
       async () => (await count('right')) === 11 && (await count('left')) === 11,
       'decisions carried out',
-    );
+    ).catch(async (e) => {
+      // What the sides and the runs did, to tell a race from a slow machine.
+      const runs = await t.ctx.db
+        .selectFrom('sync_log')
+        .select(['trigger', 'counts'])
+        .orderBy('started_at')
+        .execute();
+      const people = async (side: 'left' | 'right') =>
+        (await sql(side, 'select email from people order by id')).map((r) => r.email);
+      throw new Error(
+        `${e.message}: left ${await people('left')}, right ${await people('right')}, runs ${JSON.stringify(runs)}`,
+      );
+    });
     const names = async (side: 'left' | 'right') =>
       (await sql(side, 'select email from people order by email')).map((r) => r.email);
     expect(await names('left')).toEqual(await names('right'));

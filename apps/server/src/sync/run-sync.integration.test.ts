@@ -600,4 +600,66 @@ describe('sync runs end to end', () => {
     expect([...s.left.records.values()].map((r) => r.fields.email)).toContain('c@x.com');
     expect((await post(`/rest/delete-approvals/${forC.id}/approve`)).statusCode).toBe(409);
   });
+  it('decides a delete in one step: a run never sees it rejected while the record is still linked, and two clicks decide once', async () => {
+    const s = await createSync('decide', { deleteProtection: true });
+    const a = s.left.userCreate({ email: 'a@x.com', name: 'A' });
+    const b = s.left.userCreate({ email: 'b@x.com', name: 'B' });
+    await switchOnAndWait(s.id);
+    s.left.userDelete(a);
+    s.left.userDelete(b);
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 2);
+    const pending = (
+      await t.app.inject({ url: `/rest/core-bases/${s.id}/delete-approvals`, headers: user.auth })
+    ).json();
+    expect(pending.total).toBe(2);
+    const decide = (id: string, decision: 'approve' | 'reject') =>
+      t.app.inject({ method: 'POST', url: `/rest/delete-approvals/${id}/${decision}`, headers: user.auth });
+    const [first, second] = pending.items as { id: string; coreMetaRecordId: string }[];
+    if (!first || !second) throw new Error('two approvals expected');
+
+    // Hold the link row, so the reject stops between its two writes; meanwhile a run's view (a
+    // fresh read) must still say pending: rejected-with-the-link-whole reads as "restored" and
+    // lets the held delete through (the 1-in-12 flake of the PostgreSQL conflict-breaker test).
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const lock = t.ctx.db.transaction().execute(async (trx) => {
+      await trx
+        .selectFrom('core_meta_record')
+        .select('id')
+        .where('id', '=', first.coreMetaRecordId)
+        .forUpdate()
+        .execute();
+      locked();
+      await held;
+    });
+    await isLocked;
+    const rejecting = decide(first.id, 'reject');
+    for (let i = 0; i < 100; i++) {
+      const waiting = await t.ctx.pool.query(
+        `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%core_meta_record%'`,
+      );
+      if (waiting.rowCount) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const seen = await t.ctx.db
+      .selectFrom('delete_approval')
+      .select('status')
+      .where('id', '=', first.id)
+      .executeTakeFirstOrThrow();
+    release();
+    await lock;
+    expect((await rejecting).statusCode).toBe(200);
+    expect(seen.status).toBe('pending');
+
+    // Two decisions at once: one is taken, the other answered 409.
+    const answers = await Promise.all([decide(second.id, 'approve'), decide(second.id, 'reject')]);
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+  });
 });

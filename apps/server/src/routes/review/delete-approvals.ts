@@ -93,32 +93,34 @@ export function deleteApprovals(app: RestApp, ctx: AppContext) {
         .where('id', '=', request.params.id)
         .executeTakeFirst();
       if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Delete approval');
-      if (row.status !== 'pending')
-        throw new HttpError(409, 'Already decided', `This delete was already ${row.status}.`, 'conflict');
-      if (request.params.decision === 'approve') {
-        await ctx.db
+      const alreadyDecided = (status: string) =>
+        new HttpError(409, 'Already decided', `This delete was already ${status}.`, 'conflict');
+      if (row.status !== 'pending') throw alreadyDecided(row.status);
+      const status = request.params.decision === 'approve' ? ('approved' as const) : ('rejected' as const);
+      // One transaction, and only from pending (two clicks at once decide once): a run that saw
+      // "rejected" with the link still whole would take the record as restored and carry the delete
+      // it was holding.
+      const decided = await ctx.db.transaction().execute(async (trx) => {
+        const updated = await trx
           .updateTable('delete_approval')
-          .set({ status: 'approved' })
+          .set({ status })
           .where('id', '=', row.id)
-          .execute();
-      } else {
+          .where('status', '=', 'pending')
+          .returning('id')
+          .executeTakeFirst();
+        if (!updated || status === 'approved') return updated !== undefined;
         // Unlinking makes the surviving record new again: the next run creates it on the other side.
-        await ctx.db
-          .updateTable('delete_approval')
-          .set({ status: 'rejected' })
-          .where('id', '=', row.id)
-          .execute();
-        await ctx.db
+        await trx
           .updateTable('core_meta_record')
           .set({ [row.side === 'left' ? 'right_remote_id' : 'left_remote_id']: null, shadow: '{}' })
           .where('id', '=', row.core_meta_record_id)
           .execute();
-      }
-      if (request.params.decision === 'reject') await rescanTablesOf(ctx.db, row.core_meta_record_id);
+        return true;
+      });
+      if (!decided) throw alreadyDecided('decided');
+      if (status === 'rejected') await rescanTablesOf(ctx.db, row.core_meta_record_id);
       await requestSyncRun(ctx.boss, row.core_base_id, 'review', PRIORITY.user);
-      return {
-        status: request.params.decision === 'approve' ? ('approved' as const) : ('rejected' as const),
-      };
+      return { status };
     },
   );
 }
