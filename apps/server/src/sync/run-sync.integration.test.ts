@@ -578,8 +578,11 @@ describe('sync runs end to end', () => {
     expect(held.total).toBe(1);
     expect(held.items[0]).toMatchObject({ left: 'A from left', right: 'A from right' });
     expect(s.left.records.get(a)?.fields.name).toBe('A from left');
-    const resolved = await post(`/rest/held-conflicts/${held.items[0].id}/resolve`, { winner: 'right' });
-    expect(resolved.json()).toEqual({ status: 'resolved_right' });
+    // Two clicks at once resolve it once.
+    const resolve = () => post(`/rest/held-conflicts/${held.items[0].id}/resolve`, { winner: 'right' });
+    const resolved = await Promise.all([resolve(), resolve()]);
+    expect(resolved.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expect(resolved.find((r) => r.statusCode === 200)?.json()).toEqual({ status: 'resolved_right' });
     await waitForRuns(s.id, ++runs);
     expect(s.left.records.get(a)?.fields.name).toBe('A from right');
 

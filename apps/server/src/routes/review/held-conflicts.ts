@@ -1,5 +1,6 @@
 import { Paged, PageQuery, Side } from '@lockstep/contract';
 import type { Shadow } from '@lockstep/engine';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { type AppContext, canAccessOwner, principalOf, type RestApp } from '../../http/context';
 import { HttpError, notFound } from '../../http/http-error';
@@ -77,27 +78,39 @@ export function heldConflicts(app: RestApp, ctx: AppContext) {
       if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Conflict');
       if (row.status !== 'open' || !row.column_mapping_id)
         throw new HttpError(409, 'Already resolved', 'This conflict is already resolved.', 'conflict');
-      const link = await ctx.db
-        .selectFrom('core_meta_record')
-        .select(['shadow'])
-        .where('id', '=', row.core_meta_record_id)
-        .executeTakeFirst();
-      if (!link) throw notFound('Record');
-      // Make the loser look unchanged in the shadow: the next run then carries only the winner's edit.
-      const shadow = { ...(link.shadow as Shadow) };
-      const previous = (row.shadow_value ?? null) as Shadow[string] | null;
       const { winner } = request.body;
-      shadow[row.column_mapping_id] =
-        winner === 'left'
-          ? { l: previous?.l ?? null, r: row.right_value as Shadow[string]['r'] }
-          : { l: row.left_value as Shadow[string]['l'], r: previous?.r ?? null };
-      await ctx.db
-        .updateTable('core_meta_record')
-        .set({ shadow: JSON.stringify(shadow), updated_at: new Date() })
-        .where('id', '=', row.core_meta_record_id)
-        .execute();
       const status = winner === 'left' ? ('resolved_left' as const) : ('resolved_right' as const);
-      await ctx.db.updateTable('held_conflict').set({ status }).where('id', '=', row.id).execute();
+      // One transaction, only from open (two clicks resolve once), and only this column's shadow
+      // entry rewritten in place: a run's shadow write of another column is not overwritten.
+      const resolved = await ctx.db.transaction().execute(async (trx) => {
+        const taken = await trx
+          .updateTable('held_conflict')
+          .set({ status })
+          .where('id', '=', row.id)
+          .where('status', '=', 'open')
+          .returning('id')
+          .executeTakeFirst();
+        if (!taken) return 'decided' as const;
+        // Make the loser look unchanged in the shadow: the next run then carries only the winner's edit.
+        const previous = (row.shadow_value ?? null) as Shadow[string] | null;
+        const entry =
+          winner === 'left'
+            ? { l: previous?.l ?? null, r: row.right_value as Shadow[string]['r'] }
+            : { l: row.left_value as Shadow[string]['l'], r: previous?.r ?? null };
+        const link = await trx
+          .updateTable('core_meta_record')
+          .set({
+            shadow: sql`jsonb_set(shadow, ${sql.val([row.column_mapping_id])}::text[], ${JSON.stringify(entry)}::jsonb)`,
+            updated_at: new Date(),
+          })
+          .where('id', '=', row.core_meta_record_id)
+          .returning('id')
+          .executeTakeFirst();
+        if (!link) throw notFound('Record');
+        return 'resolved' as const;
+      });
+      if (resolved === 'decided')
+        throw new HttpError(409, 'Already resolved', 'This conflict is already resolved.', 'conflict');
       await rescanTablesOf(ctx.db, row.core_meta_record_id);
       await requestSyncRun(ctx.boss, row.core_base_id, 'review', PRIORITY.user);
       return { status };
