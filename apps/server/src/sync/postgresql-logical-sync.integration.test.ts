@@ -83,6 +83,17 @@ describe('PostgreSQL <-> PostgreSQL with logical decoding on one side', () => {
     });
 
     // A person edits the logical side: the listener drains the slot, NOTIFYs, and a run carries it.
+    // Quiet first: a run still queued from the first sync (its recheck, say) would carry the edit
+    // under its own trigger and hide whether the edit woke one.
+    await until(async () => {
+      const queued = await t.ctx.pool.query(
+        `select 1 from pgboss.job where name = 'sync-run' and singleton_key = $1 and state in ('created', 'retry', 'active')`,
+        [core.id],
+      );
+      return (
+        queued.rowCount === 0 && !(await syncRuns(t.ctx.db, core.id)).some((r) => r.status === 'running')
+      );
+    }, 'no run queued or going');
     const before = (await syncRuns(t.ctx.db, core.id)).length;
     await sql('right', `update people set name = 'Edited on the right' where email = 'p3@example.com'`);
     await until(
