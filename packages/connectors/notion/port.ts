@@ -232,6 +232,8 @@ export function notionDiscoveredTable(table: NotionTable) {
       options: {
         notionType: f.notionType,
         ...(f.choices ? { choices: f.choices } : {}),
+        // Notion adds a select's new option on write; a status's options are fixed (API: 400).
+        ...(f.notionType === 'select' || f.notionType === 'multi_select' ? { openChoices: true } : {}),
         ...(f.relationDataSourceId ? { references: f.relationDataSourceId } : {}),
       },
     })),

@@ -136,6 +136,16 @@ export const FieldMappingProposal = z.object({
   syncDirection: SyncDirection,
   /** The table mapping's column mapping of exactly this pair, when there is one already. */
   existingColumnMappingId: z.string().nullable(),
+  /** A select on either side: options paired by name, then synonyms ("Won" ~ "Customer"). */
+  optionPairs: z
+    .array(z.object({ left: z.string(), right: z.string() }))
+    .nullable()
+    .optional(),
+  /** Options (or sampled values) with no partner: values the user must pair before they can sync. */
+  unpairedOptions: z
+    .object({ left: z.array(z.string()), right: z.array(z.string()) })
+    .nullable()
+    .optional(),
 });
 export type FieldMappingProposal = z.infer<typeof FieldMappingProposal>;
 

@@ -46,6 +46,11 @@ export const ColumnMapping = z.object({
   rightColumnId: z.string(),
   syncDirection: SyncDirection,
   ownerSide: Side.nullable().optional(),
+  /** Select options paired across; null: options pair by name. */
+  optionPairs: z
+    .array(z.object({ left: z.string(), right: z.string() }))
+    .nullable()
+    .optional(),
 });
 export const TableMapping = z.object({
   id: z.string(),
@@ -103,6 +108,11 @@ export const TableMappingInput = z.strictObject({
         rightColumnId: z.string().uuid(),
         syncDirection: SyncDirection.default('both'),
         ownerSide: Side.nullable().default(null),
+        optionPairs: z
+          .array(z.strictObject({ left: z.string().min(1).max(500), right: z.string().min(1).max(500) }))
+          .max(1000)
+          .nullable()
+          .default(null),
       }),
     )
     .max(500)

@@ -1,5 +1,6 @@
 import { checkFieldMapping } from './compatibility';
 import { matchKeyOf } from './match';
+import { type OptionPair, proposeOptionPairs } from './options';
 import { type CanonicalValue, type Direction, FIELD_TYPES, type FieldSpec, type FieldType } from './types';
 
 /**
@@ -50,6 +51,10 @@ export type FieldProposal = {
   /** The matrix's note (one-way types, read-only side) or its refusal. */
   compatibilityNote: string | null;
   syncDirection: Direction;
+  /** For a select on either side: its options paired with the other side's (choices or sampled values). */
+  optionPairs?: OptionPair[] | null;
+  /** Options (or sampled values) of each side that found no partner: they need the user's pairing. */
+  unpairedOptions?: { left: string[]; right: string[] } | null;
 };
 
 export type MatchFieldProposal = {
@@ -910,7 +915,7 @@ export function automapFields(
           : "the app's own record id; each app keeps its own"
         : 'no field on the other side looks like it';
   return {
-    proposals: chosen,
+    proposals: chosen.map((p) => withOptionPairs(p, leftById, rightById, samples)),
     matchField: chooseMatchField(
       chosen,
       leftById,
@@ -925,6 +930,38 @@ export function automapFields(
     unmatchedRight: rightColumns
       .filter((c) => !usedR.has(c.id))
       .map((c) => ({ columnId: c.id, name: c.name, reason: why(c) })),
+  };
+}
+
+const isSelectColumn = (c: AutomapColumn | undefined) =>
+  c !== undefined && (asType(c.type) === 'single_select' || asType(c.type) === 'multi_select');
+
+/** A column's options: a select's choices, else the distinct values its samples hold. */
+function optionsOf(c: AutomapColumn, samples: SampleValues | undefined): string[] {
+  const choices = c.options?.choices;
+  if (Array.isArray(choices) && choices.length > 0) return choices.map(String);
+  const values = (samples?.[c.id] ?? []).flatMap((v) => (Array.isArray(v) ? v : [v]));
+  return [...new Set(values.filter((v): v is string => typeof v === 'string' && v.trim() !== ''))];
+}
+
+/** A field pair with a select on either side gets its options paired (see options.ts). */
+function withOptionPairs(
+  p: FieldProposal,
+  leftById: Map<string, AutomapColumn>,
+  rightById: Map<string, AutomapColumn>,
+  samples: FieldSamples,
+): FieldProposal {
+  const l = leftById.get(p.leftColumnId);
+  const r = rightById.get(p.rightColumnId);
+  if (!l || !r || !(isSelectColumn(l) || isSelectColumn(r))) return p;
+  const [lo, ro] = [optionsOf(l, samples.left), optionsOf(r, samples.right)];
+  const optionPairs = proposeOptionPairs(lo, ro);
+  const pairedL = new Set(optionPairs.map((x) => x.left));
+  const pairedR = new Set(optionPairs.map((x) => x.right));
+  return {
+    ...p,
+    optionPairs,
+    unpairedOptions: { left: lo.filter((o) => !pairedL.has(o)), right: ro.filter((o) => !pairedR.has(o)) },
   };
 }
 

@@ -1,4 +1,5 @@
 import { convertValue } from './compatibility';
+import { carryOptions } from './options';
 import type { Shadow, TableMappingSpec } from './reconcile';
 import type { CanonicalValue, RecordData, Side } from './types';
 import { normalizeValue, valuesEqual, valuesEqualAcross } from './values';
@@ -51,7 +52,8 @@ export function differencesFromShadow(
       mapping.direction === 'both' &&
       fm.left.type !== 'relations'
     ) {
-      const asRight = convertValue(l, fm.left, fm.right);
+      const carried = carryOptions(l, 'left', fm);
+      const asRight = carried.ok ? convertValue(carried.value, fm.left, fm.right) : carried;
       if (
         asRight.ok &&
         !valuesEqualAcross(asRight.value, fm.left, r, fm.right) &&

@@ -3,6 +3,7 @@ export * from './compatibility';
 export * from './filter';
 export * from './in-step';
 export * from './match';
+export * from './options';
 export * from './reconcile';
 export * from './rich-text';
 export * from './types';

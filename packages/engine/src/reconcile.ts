@@ -1,5 +1,6 @@
 import { convertValue } from './compatibility';
 import { type Filter, passesFilter } from './filter';
+import { carryOptions, type OptionPair } from './options';
 import {
   type CanonicalValue,
   type Direction,
@@ -17,6 +18,8 @@ export type FieldMapping = {
   right: FieldSpec;
   direction: Direction;
   owner?: Side | null;
+  /** Select options paired across (see options.ts); unpaired ones pair by name. */
+  optionPairs?: OptionPair[] | null;
 };
 export type MassDeletePolicy = { maxCount: number; maxFraction: number; minCountForFraction: number };
 export type ReconcilePolicy = {
@@ -264,7 +267,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       }
       return { ok: true, value: mapped.length ? [...new Set(mapped)].sort() : null };
     }
-    const c = convertValue(value, fieldOf(fm, from), fieldOf(fm, to));
+    const carried = carryOptions(value, from, fm);
+    const c = carried.ok ? convertValue(carried.value, fieldOf(fm, from), fieldOf(fm, to)) : carried;
     if (!c.ok) {
       out.problems.push({ ...c.problem, side: from, recordId, fieldId: fieldOf(fm, from).id });
       return { ok: false, value: null };

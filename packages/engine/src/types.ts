@@ -53,6 +53,8 @@ export type FieldSpec = {
   /** Select options, currency code and digits, relation target, ... */
   options?: {
     choices?: string[];
+    /** The app adds a choice it does not have yet when one is written (Notion's select). */
+    openChoices?: boolean;
     currencyCode?: string;
     currencyDigits?: number;
     relationTableMappingId?: string;
@@ -72,7 +74,8 @@ export type Problem = {
     | 'relation_cycle'
     | 'duplicate_key'
     | 'missing_key'
-    | 'incompatible_mapping';
+    | 'incompatible_mapping'
+    | 'unmapped_option';
   message: string;
   side?: Side;
   recordId?: string;

@@ -150,6 +150,7 @@ export type ColumnMappingTable = {
   right_column_id: string;
   sync_direction: Generated<SyncDirection>;
   owner_side: Side | null;
+  option_pairs: Json<{ left: string; right: string }[]> | null;
 };
 
 export type SyncLogTable = {

@@ -130,6 +130,7 @@ async function tableMappingsOf(db: Db, coreBaseId: string) {
         rightColumnId: c.right_column_id,
         syncDirection: c.sync_direction,
         ownerSide: c.owner_side,
+        optionPairs: c.option_pairs ?? null,
       })),
   }));
 }

@@ -195,6 +195,7 @@ async function currentMappingInputs(ctx: AppContext, coreBaseId: string): Promis
         rightColumnId: c.right_column_id,
         syncDirection: c.sync_direction,
         ownerSide: c.owner_side,
+        optionPairs: c.option_pairs ?? null,
       })),
   }));
 }
@@ -257,6 +258,7 @@ async function mappingOfCopy(
       rightColumnId: right.id,
       syncDirection: check.effectiveDirection,
       ownerSide: null,
+      optionPairs: null,
     });
     mapped.push(c);
   }

@@ -166,7 +166,7 @@ export async function replaceTableMappings(
       // winner side's old value). Only pairs no longer sent go; new ones are added.
       const had = await trx
         .selectFrom('column_mapping')
-        .select(['id', 'left_column_id', 'right_column_id', 'sync_direction', 'owner_side'])
+        .select(['id', 'left_column_id', 'right_column_id', 'sync_direction', 'owner_side', 'option_pairs'])
         .where('table_mapping_id', '=', id)
         .execute();
       const pairKey = (l: string, r: string) => `${l}\u0000${r}`;
@@ -187,11 +187,20 @@ export async function replaceTableMappings(
         const was = existingPair.get(pairKey(c.leftColumnId, c.rightColumnId));
         const ownerSide = c.ownerSide ?? null;
         if (was) {
-          if (was.sync_direction !== c.syncDirection || (was.owner_side ?? null) !== ownerSide) {
+          const pairs = stableJson(c.optionPairs ?? null);
+          if (
+            was.sync_direction !== c.syncDirection ||
+            (was.owner_side ?? null) !== ownerSide ||
+            stableJson(was.option_pairs ?? null) !== pairs
+          ) {
             fieldsChanged = true;
             await trx
               .updateTable('column_mapping')
-              .set({ sync_direction: c.syncDirection, owner_side: c.ownerSide })
+              .set({
+                sync_direction: c.syncDirection,
+                owner_side: c.ownerSide,
+                option_pairs: c.optionPairs ? JSON.stringify(c.optionPairs) : null,
+              })
               .where('id', '=', was.id)
               .execute();
           }
@@ -207,6 +216,7 @@ export async function replaceTableMappings(
             right_column_id: c.rightColumnId,
             sync_direction: c.syncDirection,
             owner_side: c.ownerSide,
+            option_pairs: c.optionPairs ? JSON.stringify(c.optionPairs) : null,
           })
           .execute();
       }

@@ -127,6 +127,7 @@ export async function loadSyncPlan(db: Db, coreBaseId: string): Promise<SyncPlan
             right: spec(c.right_column_id),
             direction: c.sync_direction,
             owner: c.owner_side,
+            optionPairs: c.option_pairs ?? null,
           })),
           policy: {
             conflictWinner: m.conflict_winner_side,

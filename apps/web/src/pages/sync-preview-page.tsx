@@ -122,7 +122,9 @@ function ProblemsList({ preview }: { preview: SyncPreview }) {
                     ? 'duplicate key'
                     : p.kind === 'no_match_field'
                       ? 'no match field'
-                      : 'missing key'}
+                      : p.kind === 'value'
+                        ? 'value'
+                        : 'missing key'}
                 </Badge>
                 {p.message}
               </Table.Td>

@@ -20,7 +20,7 @@ export function listPreviewProblems(app: RestApp, ctx: AppContext) {
         tags: ['sync-preview'],
         summary: 'What the user must resolve before applying: duplicate keys, records without a key',
         params: PreviewParams,
-        querystring: PageQuery.extend({ kind: z.enum(['duplicate', 'missing_key']).optional() }),
+        querystring: PageQuery.extend({ kind: z.enum(['duplicate', 'missing_key', 'no_match_field', 'value']).optional() }),
         response: { 200: Paged(Problem) },
       },
     },

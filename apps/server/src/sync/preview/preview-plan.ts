@@ -56,6 +56,7 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
   else await warnNoMatchField(db, previewId, m);
   lap('preview: key and match');
 
+  const valueProblems: ValueProblems = new Map();
   for (const side of ['left', 'right'] as const) {
     let after = '0';
     for (;;) {
@@ -70,10 +71,47 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
       if (rows.length === 0) break;
       after = rows[rows.length - 1]?.id as string;
       lap('preview: read a chunk');
-      await planChunk(db, previewId, m, side, rows, summary);
+      await planChunk(db, previewId, m, side, rows, summary, valueProblems);
       lap('preview: plan a chunk');
     }
   }
+  await storeValueProblems(db, previewId, m, valueProblems);
+}
+
+/** Values the other side cannot hold, by field and message, with how many records hold each. */
+type ValueProblems = Map<
+  string,
+  { side: 'left' | 'right'; fieldId: string; message: string; records: string[] }
+>;
+
+/**
+ * Values apply could not write (an option the other side lacks, a text that is no number): one
+ * problem per field and value with its count, before apply, instead of an issue per record after.
+ * A warning: apply writes the records without those values and opens issues for them.
+ */
+async function storeValueProblems(db: Db, previewId: string, m: MappingPlan, problems: ValueProblems) {
+  const rows = [...problems.values()];
+  if (rows.length === 0) return;
+  const nameOf = (side: 'left' | 'right', fieldId: string) =>
+    m.spec.fields.find((f) => f[side].id === fieldId)?.[side].name ?? fieldId;
+  await sql`insert into sync_preview_problem (sync_preview_id, table_mapping_id, kind, message, details)
+    select ${previewId}::uuid, ${m.tableMappingId}::uuid, 'value', u.message, u.details
+      from json_to_recordset(${JSON.stringify(
+        rows.map((p) => {
+          const table = p.side === 'left' ? m.left.tableName : m.right.tableName;
+          const n = p.records.length;
+          return {
+            message: `${n} ${n === 1 ? 'record' : 'records'} of ${table} (${nameOf(p.side, p.fieldId)}): ${p.message}`,
+            details: {
+              side: p.side,
+              fieldId: p.fieldId,
+              fieldName: nameOf(p.side, p.fieldId),
+              count: n,
+              recordIds: p.records.slice(0, 20),
+            },
+          };
+        }),
+      )}::json) as u(message text, details jsonb)`.execute(db);
 }
 
 /** Duplicate and missing keys become the preview's problems; keys unique on both sides pair. */
@@ -162,6 +200,7 @@ async function planChunk(
   side: 'left' | 'right',
   rows: Staged[],
   summary: PreviewSummary,
+  valueProblems: ValueProblems,
 ) {
   const ids = rows.map((r) => r.remote_id);
   // The links the sync already has for these records (a sync previewed again), by index.
@@ -205,6 +244,18 @@ async function planChunk(
       scanComplete: false,
     },
   });
+  for (const p of result.problems) {
+    if ((p.code !== 'unmapped_option' && p.code !== 'type_mismatch') || !p.side || !p.fieldId) continue;
+    const key = `${p.side}\u0000${p.fieldId}\u0000${p.message}`;
+    const entry = valueProblems.get(key) ?? {
+      side: p.side,
+      fieldId: p.fieldId,
+      message: p.message,
+      records: [],
+    };
+    if (p.recordId) entry.records.push(p.recordId);
+    valueProblems.set(key, entry);
+  }
   const planOf = new Map<string, string>();
   const keyOf = (s: string, id: string) => `${s}:${id}`;
   for (const op of result.operations) {
@@ -219,6 +270,15 @@ async function planChunk(
     }
   }
   const linkById = new Map(links.map((l) => [l.id, l]));
+  // The other record of an updated pair is not "already in step": it shows under the same plan
+  // (the pair is one change), so the counts never show one pair as both updated and unchanged.
+  for (const op of result.operations) {
+    if (op.kind !== 'update') continue;
+    const link = linkById.get(op.linkId);
+    const partner = op.side === 'left' ? link?.rightId : link?.leftId;
+    const key = partner ? keyOf(op.side === 'left' ? 'right' : 'left', partner) : null;
+    if (key && !planOf.has(key)) planOf.set(key, `update_${op.side}`);
+  }
   for (const c of result.heldConflicts) {
     const link = linkById.get(c.linkId);
     if (link?.leftId) planOf.set(keyOf('left', link.leftId), 'conflict');

@@ -1,0 +1,292 @@
+import { randomBytes } from 'node:crypto';
+import { matchKeyOf, type RecordData, reconcile, type Shadow } from '@lockstep/engine';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs } from '../../test/pg-pair';
+import { settleSync } from '../../test/settle';
+import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { ensureDatabase } from '../db/database';
+import { ensureDemoDatabases } from '../demo/demo-databases';
+import { loadSyncPlan } from './load-sync-plan';
+import { sideConnector } from './side-connector';
+
+// Issue 17's promise, over REST as a new user goes: for each pair the embedded default offers,
+// automap, preview, apply; then no open issue, no duplicate, and every record in step, checked by
+// reading both apps whole (not Lockstep's tables) and reconciling them: nothing left to do.
+let t: TestApp;
+let api: Api;
+const suffix = randomBytes(4).toString('hex');
+
+type App = 'demo_crm' | 'demo_newsletter' | 'airtable' | 'notion' | 'google_sheets';
+
+beforeAll(async () => {
+  // Private copies of the demo databases: the journey writes to them.
+  const adminUrl = (database = 'postgres') => {
+    const u = new URL(inject('adminDatabaseUrl'));
+    u.pathname = `/${database.startsWith('demo_') ? `${database}_${suffix}` : database}`;
+    return u.toString();
+  };
+  for (const name of ['demo_crm', 'demo_newsletter'])
+    await ensureDatabase(inject('adminDatabaseUrl'), `${name}_${suffix}`);
+  await ensureDemoDatabases(adminUrl);
+  t = await createTestApp({ LOCKSTEP_SANDBOX: '1' });
+  t.ctx.embeddedDatabaseUrl = adminUrl;
+  api = apiAs(t.app, (await signUp(t.app, 'first-sync-pairs@test.test')).auth);
+  await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
+});
+afterAll(async () => t?.close());
+
+async function connect(coreBaseId: string, side: 'left' | 'right', app: App) {
+  const demo = app.startsWith('demo_');
+  const conn = demo
+    ? await api('POST', `/rest/demo-databases/${app}/connect`)
+    : await api('POST', `/rest/sandbox-apps/${app}/connect`);
+  const remoteId = demo
+    ? 'public'
+    : (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`)).basePreviews[0]
+        .remoteId;
+  await api('POST', '/rest/external-bases', {
+    type: demo ? 'postgresql' : app,
+    name: app,
+    remoteId,
+    coreBaseId,
+    externalConnectionId: conn.id,
+    side,
+  });
+}
+
+/** What the web app's "Automap tables and fields" does: every proposed pair, with its fields. */
+async function automap(coreBaseId: string) {
+  const { proposals } = await api('POST', `/rest/ai-table-mapper/${coreBaseId}/automap`, {});
+  const planned = proposals.map((p: { leftTableId: string; rightTableId: string }) => ({
+    leftTableId: p.leftTableId,
+    rightTableId: p.rightTableId,
+  }));
+  const tableMappings = [];
+  for (const p of planned) {
+    const fields = await api('POST', `/rest/ai-field-mapper/${coreBaseId}/automap`, {
+      ...p,
+      plannedTablePairs: planned,
+    });
+    tableMappings.push({
+      ...p,
+      syncDirection: 'both',
+      filter: null,
+      matchOnFieldId: fields.matchOnFieldId,
+      matchOnSecondaryFieldId: fields.matchOnFieldId ? (fields.matchOnSecondaryFieldId ?? null) : null,
+      conflictWinnerSide: 'left',
+      conflictReview: false,
+      deleteProtection: false,
+      columnMappings: fields.proposals.map(
+        (f: {
+          leftColumnId: string;
+          rightColumnId: string;
+          syncDirection: string;
+          optionPairs?: { left: string; right: string }[] | null;
+        }) => ({
+          leftColumnId: f.leftColumnId,
+          rightColumnId: f.rightColumnId,
+          syncDirection: f.syncDirection,
+          ownerSide: null,
+          optionPairs: f.optionPairs ?? null,
+        }),
+      ),
+    });
+  }
+  return api('PATCH', `/rest/core-bases/${coreBaseId}?detailLevel=fullBaseSchema`, {
+    mappings: { tableMappings },
+  });
+}
+
+type Column = { id: string; fieldType: string; options?: { choices?: string[] } | null };
+type SavedMapping = {
+  id: string;
+  leftTableId: string;
+  rightTableId: string;
+  syncDirection: string;
+  filter: unknown;
+  matchOnFieldId: string | null;
+  matchOnSecondaryFieldId: string | null;
+  conflictWinnerSide: string;
+  conflictReview: boolean;
+  deleteProtection: boolean;
+  columnMappings: {
+    id?: string;
+    leftColumnId: string;
+    rightColumnId: string;
+    syncDirection: string;
+    ownerSide: string | null;
+    optionPairs: { left: string; right: string }[] | null;
+  }[];
+};
+
+/**
+ * What a user does with the preview's value problems: in the field mapping, pairs each option the
+ * other app lacks with one it has (the first offered), saves, and previews again.
+ */
+async function pairRemainingOptions(
+  coreBaseId: string,
+  problems: { kind: string; details: { side: string; fieldId: string } }[],
+) {
+  const base = await api('GET', `/rest/core-bases/${coreBaseId}?detailLevel=fullBaseSchema`);
+  const columns = new Map<string, Column & { remoteId: string }>();
+  for (const eb of [base.leftExternalBase, base.rightExternalBase])
+    for (const table of eb.externalTables) for (const c of table.externalColumns) columns.set(c.id, c);
+  const choices = (id: string) => columns.get(id)?.options?.choices ?? [];
+  // The body the web app's field mapping page saves (toMappingInput), with the new pairs.
+  const tableMappings = (base.mappings.tableMappings as SavedMapping[]).map((m) => ({
+    id: m.id,
+    leftTableId: m.leftTableId,
+    rightTableId: m.rightTableId,
+    syncDirection: m.syncDirection,
+    filter: m.filter ?? null,
+    matchOnFieldId: m.matchOnFieldId,
+    matchOnSecondaryFieldId: m.matchOnSecondaryFieldId,
+    conflictWinnerSide: m.conflictWinnerSide,
+    conflictReview: m.conflictReview,
+    deleteProtection: m.deleteProtection,
+    columnMappings: m.columnMappings.map(({ id: _id, ...c }) => {
+      const wanted = problems.filter(
+        (p) =>
+          p.kind === 'value' &&
+          p.details.fieldId ===
+            columns.get(p.details.side === 'left' ? c.leftColumnId : c.rightColumnId)?.remoteId,
+      );
+      if (wanted.length === 0) return c;
+      const pairs = [...(c.optionPairs ?? [])];
+      for (const side of ['left', 'right'] as const) {
+        if (!wanted.some((p) => p.details.side === side)) continue;
+        const [mine, theirs] =
+          side === 'left' ? [c.leftColumnId, c.rightColumnId] : [c.rightColumnId, c.leftColumnId];
+        const target = choices(theirs)[0];
+        if (!target) continue;
+        for (const option of choices(mine)) {
+          if (pairs.some((p) => p[side] === option)) continue;
+          pairs.push(side === 'left' ? { left: option, right: target } : { left: target, right: option });
+        }
+      }
+      return { ...c, optionPairs: pairs };
+    }),
+  }));
+  await api('PATCH', `/rest/core-bases/${coreBaseId}?detailLevel=fullBaseSchema`, {
+    mappings: { tableMappings },
+  });
+}
+
+async function previewStatus(id: string, statuses: string[]) {
+  for (let i = 0; i < 1200; i++) {
+    const p = await api('GET', `/rest/sync-preview/${id}`);
+    if (statuses.includes(p.status)) return p;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`preview ${id} never reached ${statuses.join(' or ')}`);
+}
+
+/**
+ * Both apps read whole through their connectors and reconciled with every link, as a full rescan
+ * would: per table pair, the records on each side, the links, what a run would still write, and
+ * the match keys held by more than one record of a side (duplicates).
+ */
+async function inStep(coreBaseId: string) {
+  const plan = await loadSyncPlan(t.ctx.db, coreBaseId);
+  if (!plan) throw new Error('no plan');
+  const deps = { db: t.ctx.db, secretBox: t.ctx.secretBox, connectors: t.ctx.runtimeConnectors };
+  const out = [];
+  for (const m of plan.mappings) {
+    const read = async (side: 'left' | 'right') => {
+      const connector = await sideConnector(deps, m[side], side);
+      const records: RecordData[] = [];
+      let cursor: string | null = null;
+      for (;;) {
+        const page = await connector.read(m[side].tableRemoteId, cursor, { pageSize: 500 });
+        records.push(...page.records);
+        if (page.scanComplete || !page.hasMore) break;
+        cursor = page.nextCursor;
+      }
+      return records;
+    };
+    const [left, right] = [await read('left'), await read('right')];
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select(['id', 'left_remote_id', 'right_remote_id', 'shadow', 'shadow_version'])
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .execute();
+    const result = reconcile({
+      mapping: m.spec,
+      links: links.map((l) => ({
+        id: l.id,
+        leftId: l.left_remote_id,
+        rightId: l.right_remote_id,
+        shadow: l.shadow as Shadow,
+        version: l.shadow_version,
+      })),
+      left: { records: left, deletedIds: [], scanComplete: true },
+      right: { records: right, deletedIds: [], scanComplete: true },
+      totalLinks: links.length,
+    });
+    const match = m.spec.fields.find((f) => f.id === m.matchOn.primary);
+    const duplicates = (side: 'left' | 'right', records: RecordData[]) => {
+      if (!match) return [];
+      const seen = new Map<string, number>();
+      for (const r of records) {
+        const key = matchKeyOf(r.fields[match[side].id] ?? null);
+        if (key !== null) seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      return [...seen].filter(([, n]) => n > 1).map(([key]) => key);
+    };
+    out.push({
+      pair: `${m.left.tableName} <-> ${m.right.tableName}`,
+      left: left.length,
+      right: right.length,
+      links: links.length,
+      toWrite: result.operations.map((o) => `${o.kind} ${o.side}`),
+      duplicates: [...duplicates('left', left), ...duplicates('right', right)],
+    });
+  }
+  return out;
+}
+
+const PAIRS: [App, App][] = [
+  ['demo_crm', 'demo_newsletter'],
+  ['airtable', 'demo_crm'],
+  ['google_sheets', 'notion'],
+  ['notion', 'airtable'],
+];
+
+describe('the first sync of every pair the embedded default offers', () => {
+  for (const [leftApp, rightApp] of PAIRS) {
+    it(`${leftApp} <-> ${rightApp}: automap, preview, apply; no issue, no duplicate, in step`, async () => {
+      const core = await api('POST', '/rest/core-bases', { name: `${leftApp} <-> ${rightApp}` });
+      await connect(core.id, 'left', leftApp);
+      await connect(core.id, 'right', rightApp);
+      await automap(core.id);
+      let created = await api('POST', '/rest/sync-preview/create', { coreBaseId: core.id });
+      let planned = await previewStatus(created.id, ['in_review', 'planning_problem']);
+      let problems = await api('GET', `/rest/sync-preview/${created.id}/problems?take=100`);
+      // Values the other app cannot hold are told before apply; the user pairs them and looks again.
+      if (problems.items.some((p: { kind: string }) => p.kind === 'value')) {
+        await pairRemainingOptions(core.id, problems.items);
+        created = await api('POST', '/rest/sync-preview/create', { coreBaseId: core.id });
+        planned = await previewStatus(created.id, ['in_review', 'planning_problem']);
+        problems = await api('GET', `/rest/sync-preview/${created.id}/problems?take=100`);
+      }
+      expect(problems.items.map((p: { message: string }) => p.message)).toEqual([]);
+      expect(planned.status).toBe('in_review');
+      // A matched pair is updated or already in step, never counted as both.
+      const { pairs, unchanged, updateLeft, updateRight } = planned.summary;
+      expect(unchanged + 2 * Math.max(updateLeft, updateRight)).toBeLessThanOrEqual(2 * pairs);
+
+      await api('PATCH', `/rest/sync-preview/${created.id}`, { status: 'applying' });
+      expect((await previewStatus(created.id, ['done', 'applying_failed'])).status).toBe('done');
+      await settleSync(t.ctx.db, core.id, () => true, 60_000);
+      const issues = await api(
+        'GET',
+        `/rest/sync-errors?take=5&filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id, status: 'open' }))}`,
+      );
+      expect(issues.items.map((i: { userFacingMessage: string }) => i.userFacingMessage)).toEqual([]);
+      for (const table of await inStep(core.id)) {
+        expect(table, table.pair).toMatchObject({ toWrite: [], duplicates: [] });
+        expect([table.left, table.right], table.pair).toEqual([table.links, table.links]);
+      }
+    }, 180_000);
+  }
+});
