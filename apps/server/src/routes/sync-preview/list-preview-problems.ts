@@ -18,9 +18,12 @@ export function listPreviewProblems(app: RestApp, ctx: AppContext) {
     {
       schema: {
         tags: ['sync-preview'],
-        summary: 'What the user must resolve before applying: duplicate keys, records without a key',
+        summary:
+          'What the user must resolve or know before applying: duplicate keys, records without a key, no match field, values the other app cannot hold',
         params: PreviewParams,
-        querystring: PageQuery.extend({ kind: z.enum(['duplicate', 'missing_key', 'no_match_field', 'value']).optional() }),
+        querystring: PageQuery.extend({
+          kind: z.enum(['duplicate', 'missing_key', 'no_match_field', 'value']).optional(),
+        }),
         response: { 200: Paged(Problem) },
       },
     },
