@@ -10,6 +10,8 @@ export type FieldProposal = {
   syncDirection: SyncDirection;
   score: number;
   explanation: string;
+  /** A select on either side: its options paired with the other side's. */
+  optionPairs?: { left: string; right: string }[] | null;
 };
 export type FieldAutomap = {
   proposals: FieldProposal[];

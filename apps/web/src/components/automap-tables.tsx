@@ -66,6 +66,7 @@ export function AutomapTablesButton({ sync }: { sync: CoreBase }) {
             rightColumnId: f.rightColumnId,
             syncDirection: f.syncDirection,
             ownerSide: null,
+            optionPairs: f.optionPairs ?? null,
           })),
         });
       }

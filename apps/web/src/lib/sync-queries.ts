@@ -115,6 +115,7 @@ export function toMappingInput(m: TableMapping) {
       rightColumnId: c.rightColumnId,
       syncDirection: c.syncDirection,
       ownerSide: c.ownerSide ?? null,
+      optionPairs: c.optionPairs ?? null,
     })),
   };
 }

@@ -20,6 +20,7 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { AutomapFieldsButton, type FieldProposal, type MatchProposal } from '../components/automap-fields';
 import { ErrorAlert } from '../components/error-alert';
+import { type OptionPair, OptionPairsButton } from '../components/option-pairs';
 import { SyncNav } from '../components/sync-nav';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
@@ -34,7 +35,12 @@ import {
   useInvalidateSync,
 } from '../lib/sync-queries';
 
-type Row = { leftColumnId: string | null; rightColumnId: string | null; syncDirection: SyncDirection };
+type Row = {
+  leftColumnId: string | null;
+  rightColumnId: string | null;
+  syncDirection: SyncDirection;
+  optionPairs?: OptionPair[] | null;
+};
 
 export function specOf(c: Column): FieldSpec {
   return {
@@ -152,6 +158,7 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
       leftColumnId: c.leftColumnId,
       rightColumnId: c.rightColumnId,
       syncDirection: c.syncDirection,
+      optionPairs: c.optionPairs ?? null,
     })),
   );
   const [matchOn, setMatchOn] = useState<string | null>(mapping.matchOnFieldId);
@@ -181,6 +188,7 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
         leftColumnId: p.leftColumnId,
         rightColumnId: p.rightColumnId,
         syncDirection: p.syncDirection,
+        optionPairs: p.optionPairs ?? null,
       }));
     setRows((all) => [...all.filter((r) => r.leftColumnId || r.rightColumnId), ...added]);
     if (!matchOn && match.matchOnFieldId) {
@@ -199,6 +207,7 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
           rightColumnId: r.rightColumnId as string,
           syncDirection: r.syncDirection,
           ownerSide: null,
+          optionPairs: r.optionPairs ?? null,
         })),
         matchOnFieldId: complete.some((r) => r.leftColumnId === matchOn) ? matchOn : null,
         matchOnSecondaryFieldId:
@@ -312,6 +321,14 @@ function Editor({ sync, mapping }: { sync: CoreBase; mapping: TableMapping }) {
                     left={leftCol(r.leftColumnId)}
                     right={rightCol(r.rightColumnId)}
                     direction={r.syncDirection}
+                  />
+                  <OptionPairsButton
+                    left={leftCol(r.leftColumnId)}
+                    right={rightCol(r.rightColumnId)}
+                    leftApp={leftName}
+                    rightApp={rightName}
+                    pairs={r.optionPairs ?? null}
+                    onChange={(optionPairs) => update(i, { optionPairs })}
                   />
                 </Table.Td>
                 <Table.Td>

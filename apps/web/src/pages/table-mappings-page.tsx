@@ -127,7 +127,12 @@ function UnpairedTables({ sync }: { sync: CoreBase }) {
         conflictWinnerSide: from,
         conflictReview: false,
         deleteProtection: false,
-        columnMappings: pairs.map((p) => ({ ...p, syncDirection: 'both' as const, ownerSide: null })),
+        columnMappings: pairs.map((p) => ({
+          ...p,
+          syncDirection: 'both' as const,
+          ownerSide: null,
+          optionPairs: null,
+        })),
       };
       return {
         saved: await saveMappings(sync.id, [...sync.mappings.tableMappings.map(toMappingInput), mapping]),
