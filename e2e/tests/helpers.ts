@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, type Page } from '@playwright/test';
+import pg from 'pg';
 
 const SHOTS = path.resolve(import.meta.dirname, '../artifacts/screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -43,4 +44,28 @@ export async function signUpOrIn(page: Page, email: string, name: string, passwo
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
   await expect(page).toHaveURL(/\/syncs$/);
+}
+
+/** The embedded PostgreSQL of the server under test, from its data dir (port from postmaster.pid). */
+export function demoUrl(database: string): string {
+  const dir = process.env.LOCKSTEP_E2E_DATA_DIR as string;
+  const port = readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8')
+    .split('\n')[3]
+    ?.trim();
+  const password = readFileSync(path.join(dir, 'pg-password'), 'utf8').trim();
+  return `postgres://lockstep:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+export async function sql<T = Record<string, unknown>>(
+  database: string,
+  text: string,
+  params: unknown[] = [],
+) {
+  const client = new pg.Client({ connectionString: demoUrl(database) });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
 }

@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import pg from 'pg';
-import { setSkipPaywall, shot, signUp, uniqueEmail } from './helpers';
+import { setSkipPaywall, shot, signUp, sql, uniqueEmail } from './helpers';
 
 /**
  * The whole first-sync journey of a new user on the embedded demo databases, through the real
@@ -10,26 +7,6 @@ import { setSkipPaywall, shot, signUp, uniqueEmail } from './helpers';
  * databases, automap, preview, apply; then an edit travels, a refused value becomes an issue, and
  * fixing it and retrying resolves it.
  */
-
-/** The embedded PostgreSQL of the server under test, from its data dir (port from postmaster.pid). */
-function demoUrl(database: string): string {
-  const dir = process.env.LOCKSTEP_E2E_DATA_DIR as string;
-  const port = readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8')
-    .split('\n')[3]
-    ?.trim();
-  const password = readFileSync(path.join(dir, 'pg-password'), 'utf8').trim();
-  return `postgres://lockstep:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-}
-
-async function sql<T = Record<string, unknown>>(database: string, text: string, params: unknown[] = []) {
-  const client = new pg.Client({ connectionString: demoUrl(database) });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 /** Waits until a query's first value is the expected one (the sync is asynchronous by nature). */
 async function eventually(database: string, text: string, params: unknown[], expected: unknown, ms = 20_000) {

@@ -15,6 +15,7 @@ import {
   Loader,
   Pagination,
   Progress as ProgressBar,
+  SegmentedControl,
   SimpleGrid,
   Stack,
   Stepper,
@@ -92,6 +93,41 @@ function ScanProgress({ preview }: { preview: SyncPreview }) {
         </Text>
       </Stack>
     </Card>
+  );
+}
+
+/**
+ * What the user should know before applying (values the other app cannot hold, a pair without a
+ * match field whose records look shared): the problems list with the way to fix them.
+ */
+function PreviewWarnings({ sync, preview }: { sync: CoreBase; preview: SyncPreview }) {
+  const navigate = useNavigate();
+  const problems = useQuery({
+    queryKey: ['preview-problems', preview.id, preview.updatedAt, 'count'],
+    queryFn: () => api<Paged<Problem>>(`/rest/sync-preview/${preview.id}/problems?skip=0&take=1`),
+  });
+  if (!problems.data) return null;
+  if (problems.data.total === 0)
+    return (
+      <Text size="sm" c="green.8" data-testid="preview-no-problems">
+        No problems found: every value can be written to the other app.
+      </Text>
+    );
+  return (
+    <Alert color="yellow" title="Before you apply">
+      <Stack gap="xs">
+        <Text size="sm">
+          Records with these values are synced without them and become issues. Pair the options (or change the
+          field mapping), then scan again.
+        </Text>
+        <ProblemsList preview={preview} />
+        <Group>
+          <Button size="xs" variant="light" onClick={() => navigate(`/syncs/${sync.id}/table-mappings`)}>
+            Open the field mappings
+          </Button>
+        </Group>
+      </Stack>
+    </Alert>
   );
 }
 
@@ -180,12 +216,34 @@ function valueText(v: unknown): string {
   return String(v);
 }
 
-function RecordsOfPlan({ sync, preview, plan }: { sync: CoreBase; preview: SyncPreview; plan: string }) {
+/**
+ * The table whose records a plan lists, for one table pair: creates come from the source side,
+ * updates show the record that is updated, the rest the left side's.
+ */
+function tableOfPlan(plan: string, pair: { leftTableId: string; rightTableId: string }) {
+  if (plan === 'create_left' || plan === 'update_right') return pair.rightTableId;
+  return pair.leftTableId;
+}
+
+function RecordsOfPlan({
+  sync,
+  preview,
+  plan,
+  pair,
+}: {
+  sync: CoreBase;
+  preview: SyncPreview;
+  plan: string;
+  pair: { leftTableId: string; rightTableId: string };
+}) {
   const [page, setPage] = useState(1);
+  const externalTableId = tableOfPlan(plan, pair);
   const records = useQuery({
-    queryKey: ['preview-records', preview.id, preview.updatedAt, plan, page],
+    queryKey: ['preview-records', preview.id, preview.updatedAt, plan, externalTableId, page],
     queryFn: () =>
-      api<Paged<PreviewRecord>>(`/rest/sync-preview/${preview.id}/records?${pageQuery(page, { plan })}`),
+      api<Paged<PreviewRecord>>(
+        `/rest/sync-preview/${preview.id}/records?${pageQuery(page, { plan, externalTableId })}`,
+      ),
   });
   if (records.isLoading) return <Loader size="sm" aria-label="Loading records" />;
   if (records.error) return <ErrorAlert error={records.error} title="Could not load the records" />;
@@ -195,8 +253,7 @@ function RecordsOfPlan({ sync, preview, plan }: { sync: CoreBase; preview: SyncP
         No records.
       </Text>
     );
-  const first = records.data.items[0];
-  const table = first ? tableOf(sync, first.externalTableId)?.table : undefined;
+  const table = tableOf(sync, externalTableId)?.table;
   // The mapped fields of that table: what the sync carries, not every column the app has.
   const mapped = new Set(
     sync.mappings.tableMappings.flatMap((m) =>
@@ -204,39 +261,34 @@ function RecordsOfPlan({ sync, preview, plan }: { sync: CoreBase; preview: SyncP
     ),
   );
   const columns = (table?.externalColumns ?? []).filter((c) => mapped.has(c.id)).slice(0, 6);
+  const side = tableOf(sync, externalTableId)?.side;
+  const app = side === 'left' ? sync.leftExternalBase?.name : sync.rightExternalBase?.name;
   return (
     <Stack gap="xs">
+      <Text size="sm" c="dimmed">
+        {records.data.total.toLocaleString()} record{records.data.total === 1 ? '' : 's'} of {app} ·{' '}
+        {table?.name}
+      </Text>
       <Table striped>
         <Table.Thead>
           <Table.Tr>
-            <Table.Th>From</Table.Th>
             {columns.map((c) => (
               <Table.Th key={c.id}>{c.name}</Table.Th>
             ))}
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {records.data.items.map((r) => {
-            const t = tableOf(sync, r.externalTableId);
-            return (
-              <Table.Tr key={`${r.side}:${r.remoteId}`}>
-                <Table.Td>
-                  <Text size="sm">
-                    {t
-                      ? `${r.side === 'left' ? sync.leftExternalBase?.name : sync.rightExternalBase?.name} · ${t.table.name}`
-                      : r.side}
+          {records.data.items.map((r) => (
+            <Table.Tr key={`${r.side}:${r.remoteId}`}>
+              {columns.map((c) => (
+                <Table.Td key={c.id}>
+                  <Text size="sm" lineClamp={1}>
+                    {valueText(r.fields[c.remoteId])}
                   </Text>
                 </Table.Td>
-                {columns.map((c) => (
-                  <Table.Td key={c.id}>
-                    <Text size="sm" lineClamp={1}>
-                      {t?.table.id === table?.id ? valueText(r.fields[c.remoteId]) : ''}
-                    </Text>
-                  </Table.Td>
-                ))}
-              </Table.Tr>
-            );
-          })}
+              ))}
+            </Table.Tr>
+          ))}
         </Table.Tbody>
       </Table>
       {records.data.total > PAGE_SIZE ? (
@@ -278,6 +330,12 @@ function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }
   const { status } = preview;
   const error = typeof preview.summary.error === 'string' ? preview.summary.error : null;
   const [tab, setTab] = useState<string | null>('create_right');
+  // One table pair at a time: records of different tables never share a grid.
+  const pairs = sync.mappings.tableMappings;
+  const [pairId, setPairId] = useState<string | null>(pairs[0]?.id ?? null);
+  const pair = pairs.find((m) => m.id === pairId) ?? pairs[0];
+  const pairName = (m: (typeof pairs)[number]) =>
+    `${tableOf(sync, m.leftTableId)?.table.name ?? '?'} ⇄ ${tableOf(sync, m.rightTableId)?.table.name ?? '?'}`;
 
   if (status === 'new' || status === 'downloading' || status === 'download_finished' || status === 'planning')
     return <ScanProgress preview={preview} />;
@@ -343,20 +401,8 @@ function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }
           created on the other side rather than matched.
         </Alert>
       ) : null}
-      <Tabs value={tab} onChange={setTab} keepMounted={false}>
-        <Tabs.List>
-          {PLAN_TABS.map((t) => (
-            <Tabs.Tab key={t.value} value={t.value}>
-              {t.label(sync)} ({Number(preview.summary[t.key] ?? 0).toLocaleString()})
-            </Tabs.Tab>
-          ))}
-        </Tabs.List>
-        {PLAN_TABS.map((t) => (
-          <Tabs.Panel key={t.value} value={t.value} pt="sm">
-            <RecordsOfPlan sync={sync} preview={preview} plan={t.value} />
-          </Tabs.Panel>
-        ))}
-      </Tabs>
+      <PreviewWarnings sync={sync} preview={preview} />
+      {/* Above the records: apply is reachable without scrolling past them. */}
       <Group>
         <Button color="green" loading={patch.isPending} onClick={() => patch.mutate('applying')}>
           Apply and start syncing
@@ -368,6 +414,28 @@ function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }
           Cancel
         </Button>
       </Group>
+      {pairs.length > 1 ? (
+        <SegmentedControl
+          aria-label="Table pair"
+          value={pair?.id ?? ''}
+          onChange={setPairId}
+          data={pairs.map((m) => ({ value: m.id, label: pairName(m) }))}
+        />
+      ) : null}
+      <Tabs value={tab} onChange={setTab} keepMounted={false}>
+        <Tabs.List>
+          {PLAN_TABS.map((t) => (
+            <Tabs.Tab key={t.value} value={t.value}>
+              {t.label(sync)} ({Number(preview.summary[t.key] ?? 0).toLocaleString()})
+            </Tabs.Tab>
+          ))}
+        </Tabs.List>
+        {PLAN_TABS.map((t) => (
+          <Tabs.Panel key={t.value} value={t.value} pt="sm">
+            {pair ? <RecordsOfPlan sync={sync} preview={preview} plan={t.value} pair={pair} /> : null}
+          </Tabs.Panel>
+        ))}
+      </Tabs>
     </Stack>
   );
 }
