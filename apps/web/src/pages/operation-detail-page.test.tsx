@@ -63,7 +63,7 @@ const log = {
   coreBaseId: 'sync-1',
   trigger: 'schedule',
   status: 'failed',
-  counts: { created: 1, updated: 1, deleted: 0 },
+  counts: { created_right: 1, updated_left: 1, deleted_left: 0 },
   error: 'The newsletter app refused a write.',
   startedAt: '2026-01-03T10:00:00Z',
   finishedAt: '2026-01-03T10:01:05Z',
@@ -116,7 +116,7 @@ describe('operation detail page', () => {
     const urls = renderPage();
     expect(await screen.findByText('The newsletter app refused a write.')).toBeTruthy();
     expect(urls[0]).toBe('/rest/sync-logs/log-1?skip=0&take=20');
-    expect(screen.getByText('created: 1')).toBeTruthy();
+    expect(screen.getByText(/^1 created (in|on the) .*, 1 updated (in|on the) /)).toBeTruthy();
     expect(screen.getByText('Changes (2)')).toBeTruthy();
 
     // Field names come from the sync's schema once it has loaded.

@@ -18,10 +18,11 @@ import { Link, useParams } from 'react-router';
 import { ChangeDiffTable, fieldLabeler } from '../components/change-diff-table';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
-import { OPERATION_COLOR, RUN_STATUS_COLOR, type SyncLogDetail } from '../components/run-view-types';
+import { OPERATION_COLOR, type SyncLogDetail } from '../components/run-view-types';
 import { PageLoader } from '../components/sync-screen';
 import { api } from '../lib/api';
 import { PAGE_SIZE, pageQuery } from '../lib/paged';
+import { describeCounts, runOutcome } from '../lib/run-words';
 import { sideName, useCoreBase } from '../lib/sync-queries';
 
 function duration(from: string, to: string | null): string {
@@ -63,7 +64,8 @@ export function OperationDetailPage() {
   const run = log.data;
   const s = sync.data;
   const labels = { left: fieldLabeler(s, 'left'), right: fieldLabeler(s, 'right') };
-  const counts = Object.entries(run.counts);
+  const names = { left: s?.leftExternalBase?.name, right: s?.rightExternalBase?.name };
+  const failed = run.counts.failed ?? 0;
 
   return (
     <Stack>
@@ -78,8 +80,8 @@ export function OperationDetailPage() {
         </Breadcrumbs>
         <Group gap="sm">
           <Title order={2}>Run of {new Date(run.startedAt).toLocaleString()}</Title>
-          <Badge color={RUN_STATUS_COLOR[run.status]} variant="light" size="lg">
-            {run.status}
+          <Badge color={runOutcome(run.status, run.counts).color} variant="light" size="lg">
+            {runOutcome(run.status, run.counts).label}
           </Badge>
         </Group>
       </div>
@@ -99,17 +101,7 @@ export function OperationDetailPage() {
         <Text size="xs" c="dimmed" mt="md" mb={4}>
           Counts
         </Text>
-        {counts.length === 0 ? (
-          <Text size="sm">Nothing counted.</Text>
-        ) : (
-          <Group gap="xs">
-            {counts.map(([kind, n]) => (
-              <Badge key={kind} variant={n > 0 ? 'light' : 'outline'} color={n > 0 ? 'blue' : 'gray'}>
-                {kind}: {n.toLocaleString()}
-              </Badge>
-            ))}
-          </Group>
-        )}
+        <Text size="sm">{describeCounts(run.counts, names)}</Text>
       </Card>
 
       {run.error ? (
@@ -120,7 +112,14 @@ export function OperationDetailPage() {
 
       <Title order={3}>Changes ({run.entries.total.toLocaleString()})</Title>
       {run.entries.total === 0 ? (
-        <EmptyState title="No changes" text="This run wrote nothing: both sides were already in step." />
+        <EmptyState
+          title="No changes"
+          text={
+            failed > 0
+              ? `This run wrote nothing: ${failed.toLocaleString()} record${failed === 1 ? '' : 's'} failed. The sync's Issues page says why, with a way to retry.`
+              : 'This run wrote nothing: both sides were already in step.'
+          }
+        />
       ) : (
         <Table striped verticalSpacing="sm">
           <Table.Thead>

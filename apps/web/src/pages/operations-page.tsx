@@ -19,33 +19,13 @@ import { Link, useSearchParams } from 'react-router';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
 import { OperationsExportButton, OperationsExportList } from '../components/operations-export';
-import { RUN_STATUS_COLOR } from '../components/run-view-types';
 import { api } from '../lib/api';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
+import { describeCounts, runOutcome } from '../lib/run-words';
+import { useCoreBase } from '../lib/sync-queries';
 
-const STATUS_COLOR = RUN_STATUS_COLOR;
 const STATUS_FILTERS = ['running', 'done', 'failed', 'cancelled'] as const;
 type RunStatus = (typeof STATUS_FILTERS)[number];
-
-const COUNT_WORDS: Record<string, string> = {
-  created_left: 'created on the left',
-  created_right: 'created on the right',
-  updated_left: 'updated on the left',
-  updated_right: 'updated on the right',
-  deleted_left: 'deleted on the left',
-  deleted_right: 'deleted on the right',
-  failed: 'failed',
-  conflicts: 'conflicts',
-  echoes: 'own changes seen back',
-};
-
-/** "60 created on the right, 1 failed": what one run changed, in words. */
-export function describeCounts(counts: Record<string, number>): string {
-  const parts = Object.entries(counts)
-    .filter(([, n]) => n > 0)
-    .map(([kind, n]) => `${n.toLocaleString()} ${COUNT_WORDS[kind] ?? kind.replaceAll('_', ' ')}`);
-  return parts.length > 0 ? parts.join(', ') : 'no changes';
-}
 
 /** The user's syncs for pickers and names (the first 200, the most a page may hold). */
 export function useSyncChoices() {
@@ -65,6 +45,9 @@ export function OperationsList({ coreBaseId }: { coreBaseId?: string }) {
   const raw = params.get('status');
   const status = STATUS_FILTERS.includes(raw as RunStatus) ? (raw as RunStatus) : null;
   const [page, setPage] = useState(1);
+  // One sync's runs name its apps ("created in Demo Newsletter"); across syncs, the sides.
+  const sync = useCoreBase(coreBaseId);
+  const names = { left: sync.data?.leftExternalBase?.name, right: sync.data?.rightExternalBase?.name };
   const logs = useQuery({
     queryKey: ['sync-logs', coreBaseId ?? null, status, page],
     queryFn: () => api<Paged<SyncLog>>(`/rest/sync-logs?${pageQuery(page, { coreBaseId, status })}`),
@@ -150,11 +133,11 @@ export function OperationsList({ coreBaseId }: { coreBaseId?: string }) {
                 <Table.Td>{log.trigger}</Table.Td>
                 <Table.Td style={{ whiteSpace: 'nowrap' }}>
                   <Badge
-                    color={STATUS_COLOR[log.status]}
+                    color={runOutcome(log.status, log.counts).color}
                     variant="light"
                     styles={{ label: { overflow: 'visible' } }}
                   >
-                    {log.status}
+                    {runOutcome(log.status, log.counts).label}
                   </Badge>
                 </Table.Td>
                 <Table.Td style={{ wordBreak: 'break-word' }}>
@@ -163,7 +146,7 @@ export function OperationsList({ coreBaseId }: { coreBaseId?: string }) {
                       {log.error}
                     </Text>
                   ) : (
-                    describeCounts(log.counts)
+                    describeCounts(log.counts, names)
                   )}
                 </Table.Td>
               </Table.Tr>
