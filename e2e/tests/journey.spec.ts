@@ -153,6 +153,13 @@ test('a new user sets up a first sync on the demo databases, watches an edit tra
   await expect(page.getByText(/needs a value/).first()).toBeVisible({ timeout: 30_000 });
   await shot(page, '30-sync-issues');
   await page.goto('/issues');
+  // Issues come grouped by cause; the group opens its issues.
+  await shot(page, '30b-issues-by-cause');
+  await page
+    .getByTestId('issue-cause')
+    .filter({ hasText: /needs a value/ })
+    .getByRole('button', { name: 'Show' })
+    .click();
   await expect(
     page
       .getByRole('link')

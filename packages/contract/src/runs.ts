@@ -77,7 +77,26 @@ export const SyncErrorFilters = z.strictObject({
   status: SyncErrorStatus.optional(),
   code: z.string().max(60).optional(),
   side: z.enum(['left', 'right']).optional(),
+  /** One cause: the exact message the issues of a group share (see /sync-errors/by-cause). */
+  message: z.string().max(2000).optional(),
+  /** Words in the message or the record id. */
+  search: z.string().trim().min(1).max(200).optional(),
+  tableMappingId: z.string().uuid().optional(),
 });
+
+/** Issues that share a cause: one sync, code, side, table pair and message, with how many. */
+export const SyncErrorCause = z.object({
+  coreBaseId: z.string(),
+  code: z.string(),
+  side: z.enum(['left', 'right']).nullable(),
+  tableMappingId: z.string().nullable(),
+  userFacingMessage: z.string(),
+  count: z.number().int(),
+  lastSeenAt: z.string(),
+  /** A few record ids of the group, to show which records. */
+  remoteIds: z.array(z.string()),
+});
+export type SyncErrorCause = z.infer<typeof SyncErrorCause>;
 
 export const SuggestedFix = z.object({
   errorId: z.string(),

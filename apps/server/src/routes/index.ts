@@ -50,6 +50,7 @@ import { heldConflicts } from './review/held-conflicts';
 import { sandboxApps } from './sandbox/sandbox-apps';
 import { clearAndRetry } from './sync-errors/clear-and-retry';
 import { getSyncError } from './sync-errors/get-sync-error';
+import { listSyncErrorCauses } from './sync-errors/list-sync-error-causes';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
 import { suggestFix } from './sync-errors/suggest-fix';
 import { createSyncLogExport } from './sync-log-exports/create-sync-log-export';
@@ -135,6 +136,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     cancelProgress,
     listSyncLogs,
     getSyncLog,
+    listSyncErrorCauses,
     listSyncErrors,
     getSyncError,
     suggestFix,

@@ -1,9 +1,11 @@
-import type { SyncError } from '@lockstep/contract';
-import type { Selectable } from 'kysely';
+import type { SyncError, SyncErrorFilters } from '@lockstep/contract';
+import { type Selectable, sql } from 'kysely';
+import type { z } from 'zod';
 import type { Db } from '../db/database';
 import type { SyncErrorTable } from '../db/schema';
 import { canAccessOwner, type Principal } from '../http/context';
 import { notFound } from '../http/http-error';
+import { findCoreBase } from './core-bases';
 import { iso } from './sync-logs';
 
 export function toSyncError(row: Selectable<SyncErrorTable>): SyncError {
@@ -23,6 +25,42 @@ export function toSyncError(row: Selectable<SyncErrorTable>): SyncError {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
+}
+
+/**
+ * The issues a principal may see, narrowed by the list filters: one sync (checked as theirs) or all
+ * of theirs; status, code, side, exact message (a cause), table pair, and words in the message or
+ * the record id.
+ */
+export async function filteredSyncErrors(
+  ctx: { db: Db },
+  principal: Principal,
+  filters: z.infer<typeof SyncErrorFilters>,
+) {
+  let q = ctx.db.selectFrom('sync_error');
+  if (filters.coreBaseId) {
+    await findCoreBase(ctx.db, principal, filters.coreBaseId);
+    q = q.where('core_base_id', '=', filters.coreBaseId);
+  } else {
+    q = q.where('owner_id', '=', principal.userId);
+  }
+  if (filters.status) q = q.where('status', '=', filters.status);
+  if (filters.code) q = q.where('code', '=', filters.code);
+  if (filters.side) q = q.where('side', '=', filters.side);
+  if (filters.message !== undefined) q = q.where('user_facing_message', '=', filters.message);
+  if (filters.tableMappingId)
+    q = q.where(sql<string>`details->>'tableMappingId'`, '=', filters.tableMappingId);
+  if (filters.search) {
+    const like = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) =>
+      eb.or([
+        eb('user_facing_message', 'ilike', like),
+        eb('message', 'ilike', like),
+        eb('remote_id', 'ilike', like),
+      ]),
+    );
+  }
+  return q;
 }
 
 export async function findSyncError(db: Db, principal: Principal, id: string) {

@@ -23,6 +23,17 @@ const issue = {
   updatedAt: '2026-01-02T10:00:00Z',
 };
 
+const cause = {
+  coreBaseId: 'sync-1',
+  code: 'validation',
+  side: 'left',
+  tableMappingId: null,
+  userFacingMessage: 'A contact needs a name.',
+  count: 58,
+  lastSeenAt: '2026-01-02T10:00:00Z',
+  remoteIds: ['L-1', 'L-2'],
+};
+
 function renderIssues(initial: string) {
   const calls: { method: string; url: string }[] = [];
   vi.stubGlobal(
@@ -31,6 +42,17 @@ function renderIssues(initial: string) {
       const method = init?.method ?? 'GET';
       calls.push({ method, url });
       if (method === 'POST') return new Response(JSON.stringify({ retried: 2, coreBaseIds: ['sync-1'] }));
+      if (url.startsWith('/rest/sync-errors/by-cause'))
+        return new Response(JSON.stringify({ items: [cause], total: 1, skip: 0, take: 20 }));
+      if (url.startsWith('/rest/core-bases/'))
+        return new Response(
+          JSON.stringify({
+            id: 'sync-1',
+            name: 'CRM sync',
+            leftExternalBase: { name: 'Demo CRM' },
+            rightExternalBase: null,
+          }),
+        );
       return new Response(JSON.stringify({ items: [issue], total: 1, skip: 0, take: 20 }));
     }),
   );
@@ -53,14 +75,35 @@ const filtersOf = (search: string) => {
   return raw === null ? null : JSON.parse(raw);
 };
 const listCalls = (calls: { method: string; url: string }[]) =>
-  calls.filter((c) => c.method === 'GET').map((c) => filtersOf(c.url.slice(c.url.indexOf('?'))));
+  calls
+    .filter((c) => c.method === 'GET' && c.url.startsWith('/rest/sync-errors?'))
+    .map((c) => filtersOf(c.url.slice(c.url.indexOf('?'))));
 
 afterEach(() => vi.unstubAllGlobals());
 
 describe('issues page', () => {
+  it('shows issues by cause first, one row with its count and app, and a row opens its issues', async () => {
+    const { router } = renderIssues('/issues');
+    const row = await screen.findByTestId('issue-cause');
+    expect(row.textContent).toContain('A contact needs a name.');
+    expect(row.textContent).toContain('58 records');
+    await waitFor(() => expect(row.textContent).toContain('CRM sync · Demo CRM'));
+    fireEvent.click(screen.getByRole('button', { name: 'Show' }));
+    await waitFor(() =>
+      expect(filtersOf(router.state.location.search)).toEqual({
+        coreBaseId: 'sync-1',
+        code: 'validation',
+        side: 'left',
+        message: 'A contact needs a name.',
+      }),
+    );
+    expect(new URLSearchParams(router.state.location.search).get('view')).toBe('issues');
+    expect(await screen.findByText('A contact needs a name.', { selector: 'b' })).toBeTruthy();
+  });
+
   it('writes the chosen status into the filters JSON of the URL, keeping the other filters', async () => {
     const { calls, router } = renderIssues(
-      `/issues?filters=${encodeURIComponent('{"coreBaseId":"sync-1"}')}`,
+      `/issues?view=issues&filters=${encodeURIComponent('{"coreBaseId":"sync-1"}')}`,
     );
     const link = await screen.findByRole('link', { name: 'Reconnect the CRM.' });
     expect(link.getAttribute('href')).toBe('/issues/e1');
@@ -89,7 +132,7 @@ describe('issues page', () => {
   });
 
   it('offers Retry all without a sync filter, and a status filter alone is written as JSON', async () => {
-    const { calls, router } = renderIssues('/issues');
+    const { calls, router } = renderIssues('/issues?view=issues');
     fireEvent.click(await screen.findByRole('button', { name: 'Retry all' }));
     await waitFor(() =>
       expect(calls.filter((c) => c.method === 'POST').map((c) => c.url)).toEqual([

@@ -2,8 +2,7 @@ import { Paged, PageQuery, SyncError, SyncErrorFilters } from '@lockstep/contrac
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { parseJsonQuery } from '../../http/parse-json-query';
-import { findCoreBase } from '../../services/core-bases';
-import { toSyncError } from '../../services/sync-errors';
+import { filteredSyncErrors, toSyncError } from '../../services/sync-errors';
 
 export function listSyncErrors(app: RestApp, ctx: AppContext) {
   app.get(
@@ -12,7 +11,7 @@ export function listSyncErrors(app: RestApp, ctx: AppContext) {
       schema: {
         tags: ['sync-errors'],
         summary:
-          'Issues (sync errors), newest first, paged; filters as JSON (coreBaseId, status, code, side)',
+          'Issues (sync errors), newest first, paged; filters as JSON (coreBaseId, status, code, side, message, search, tableMappingId)',
         querystring: PageQuery.extend({ filters: z.string().max(2000).optional() }),
         response: { 200: Paged(SyncError) },
       },
@@ -26,16 +25,7 @@ export function listSyncErrors(app: RestApp, ctx: AppContext) {
         SyncErrorFilters,
         '{"coreBaseId":"…"}',
       );
-      let q = ctx.db.selectFrom('sync_error');
-      if (filters.coreBaseId) {
-        await findCoreBase(ctx.db, principal, filters.coreBaseId);
-        q = q.where('core_base_id', '=', filters.coreBaseId);
-      } else {
-        q = q.where('owner_id', '=', principal.userId);
-      }
-      if (filters.status) q = q.where('status', '=', filters.status);
-      if (filters.code) q = q.where('code', '=', filters.code);
-      if (filters.side) q = q.where('side', '=', filters.side);
+      const q = await filteredSyncErrors(ctx, principal, filters);
       const [rows, total] = await Promise.all([
         q.selectAll().orderBy('updated_at', 'desc').orderBy('id').offset(skip).limit(take).execute(),
         q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
