@@ -61,6 +61,7 @@ import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
 import { cloneSyncPreview } from './sync-preview/clone-sync-preview';
 import { createSyncPreview } from './sync-preview/create-sync-preview';
+import { getApplyProgress } from './sync-preview/get-apply-progress';
 import { getSyncPreview } from './sync-preview/get-sync-preview';
 import { listCoreBasePreviews } from './sync-preview/list-core-base-previews';
 import { listPreviewDuplicates } from './sync-preview/list-preview-duplicates';
@@ -111,6 +112,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     createSyncPreview,
     listCoreBasePreviews,
     getSyncPreview,
+    getApplyProgress,
     patchSyncPreview,
     listPreviewProblems,
     listPreviewRecords,

@@ -277,6 +277,12 @@ describe('the first sync of every pair the embedded default offers', () => {
 
       await api('PATCH', `/rest/sync-preview/${created.id}`, { status: 'applying' });
       expect((await previewStatus(created.id, ['done', 'applying_failed'])).status).toBe('done');
+      // The progress the page shows while applying ends full: every planned record in step.
+      const progress = await api('GET', `/rest/sync-preview/${created.id}/apply-progress`);
+      expect(progress.total).toBeGreaterThan(0);
+      expect(progress.tables.map((x: { done: number; total: number }) => x.done - x.total)).toEqual(
+        progress.tables.map(() => 0),
+      );
       await settleSync(t.ctx.db, core.id, () => true, 60_000);
       const issues = await api(
         'GET',

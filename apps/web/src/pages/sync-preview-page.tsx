@@ -96,6 +96,54 @@ function ScanProgress({ preview }: { preview: SyncPreview }) {
   );
 }
 
+type ApplyProgressAnswer = {
+  done: number;
+  total: number;
+  tables: { tableMappingId: string; done: number; total: number }[];
+};
+
+/** Applying: a bar per table pair with records in step so far of all, polled while it runs. */
+function ApplyProgress({ sync, preview }: { sync: CoreBase; preview: SyncPreview }) {
+  const progress = useQuery({
+    queryKey: ['apply-progress', preview.id],
+    queryFn: () => api<ApplyProgressAnswer>(`/rest/sync-preview/${preview.id}/apply-progress`),
+    refetchInterval: 1000,
+  });
+  const name = (id: string) => {
+    const m = sync.mappings.tableMappings.find((x) => x.id === id);
+    return m
+      ? `${tableOf(sync, m.leftTableId)?.table.name ?? '?'} ⇄ ${tableOf(sync, m.rightTableId)?.table.name ?? '?'}`
+      : 'Table pair';
+  };
+  const pct = (done: number, total: number) => (total > 0 ? Math.round((done / total) * 100) : 100);
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Group gap="xs">
+          <Loader size="xs" />
+          <Text fw={600}>Applying: writing the first sync to both apps…</Text>
+          {progress.data ? (
+            <Text c="dimmed" size="sm" data-testid="apply-progress">
+              {progress.data.done.toLocaleString()} of {progress.data.total.toLocaleString()} records in step
+            </Text>
+          ) : null}
+        </Group>
+        {progress.data?.tables.map((t) => (
+          <Stack key={t.tableMappingId} gap={4}>
+            <Group justify="space-between">
+              <Text size="sm">{name(t.tableMappingId)}</Text>
+              <Text size="sm" c="dimmed">
+                {t.done.toLocaleString()} / {t.total.toLocaleString()}
+              </Text>
+            </Group>
+            <ProgressBar value={pct(t.done, t.total)} aria-label={`${name(t.tableMappingId)} applied`} />
+          </Stack>
+        ))}
+      </Stack>
+    </Card>
+  );
+}
+
 /**
  * What the user should know before applying (values the other app cannot hold, a pair without a
  * match field whose records look shared): the problems list with the way to fix them.
@@ -381,15 +429,7 @@ function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }
         </Group>
       </Stack>
     );
-  if (status === 'applying')
-    return (
-      <Card withBorder>
-        <Group gap="xs">
-          <Loader size="xs" />
-          <Text fw={600}>Applying: writing the first sync to both apps…</Text>
-        </Group>
-      </Card>
-    );
+  if (status === 'applying') return <ApplyProgress sync={sync} preview={preview} />;
   // in_review
   return (
     <Stack>
