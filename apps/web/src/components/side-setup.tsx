@@ -14,7 +14,7 @@ import {
   Title,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { signInWithPopup } from '../lib/oauth';
@@ -139,11 +139,24 @@ function ChooseBase({
     onError: (e) => showError(e, 'Could not use this base'),
   });
 
-  if (previews.isLoading)
+  // One base and nothing to ask: it is the user's choice already, so it is used without a click.
+  const onlyChoice = bases.length === 1 && info.requiredBaseExtras.length === 0;
+  const autoAttached = useRef(false);
+  useEffect(() => {
+    if (!onlyChoice || autoAttached.current) return;
+    autoAttached.current = true;
+    attach.mutate({});
+  }, [onlyChoice, attach]);
+
+  if (previews.isLoading || (onlyChoice && !attach.isError))
     return (
       <Group gap="xs">
         <Loader size="xs" />
-        <Text size="sm">Looking at what {connection.name} holds…</Text>
+        <Text size="sm">
+          {previews.isLoading
+            ? `Looking at what ${connection.name} holds…`
+            : `Reading the tables of ${bases[0]?.name ?? connection.name}…`}
+        </Text>
       </Group>
     );
   if (previews.error)
