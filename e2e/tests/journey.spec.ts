@@ -119,6 +119,8 @@ test('a new user sets up a first sync on the demo databases, watches an edit tra
   await expect(page).toHaveURL(new RegExp(`/syncs/${syncId}$`), { timeout: 90_000 });
   await expect(page.getByTestId('sync-label')).toHaveText(/Active|Syncing changes/, { timeout: 20_000 });
   await expect(page.getByTestId('drift-linked')).toHaveText('180');
+  // The overview charts what was written per app and the issues, per day.
+  await expect(page.getByTestId('sync-activity').locator('.recharts-surface').first()).toBeVisible();
   await shot(page, '28-sync-overview');
   await fitsWidths(page, '28-sync-overview');
   expect((await sql('demo_newsletter', 'select count(*)::int as n from subscribers'))[0]?.n).toBe(180);

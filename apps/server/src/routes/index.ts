@@ -13,6 +13,7 @@ import { oauthAuthorizeUrl } from './connections/oauth-authorize-url';
 import { patchExternalConnection } from './connections/patch-external-connection';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
+import { getActivity } from './core-bases/get-activity';
 import { getCoreBase } from './core-bases/get-core-base';
 import { getDriftReport } from './core-bases/get-drift-report';
 import { getSyncDisabledRecords } from './core-bases/get-sync-disabled-records';
@@ -106,6 +107,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncStatus,
     getSyncDisabledRecords,
     getDriftReport,
+    getActivity,
     syncNow,
     deleteApprovals,
     heldConflicts,

@@ -21,6 +21,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorAlert } from '../components/error-alert';
+import { SyncActivity } from '../components/sync-activity';
 import { SyncNav } from '../components/sync-nav';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
@@ -456,6 +457,7 @@ export function SyncDetailPage() {
         </Group>
         <DriftReport sync={s} />
       </Card>
+      <SyncActivity sync={s} />
       <DeleteApprovals sync={s} />
       <HeldConflicts sync={s} />
     </Stack>
