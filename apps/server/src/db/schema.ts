@@ -210,6 +210,8 @@ export type SyncPreviewRecordTable = {
   fields: Json<Record<string, unknown>>;
   match_key: string | null;
   plan: string | null;
+  /** For a record the preview updates: { remoteFieldId: [before, after] }. */
+  changes: Json<Record<string, [unknown, unknown]>> | null;
 };
 
 export type SyncPreviewProblemTable = {

@@ -532,6 +532,11 @@ describe('sync runs end to end', () => {
       'DUP@x.com',
       'grace@x.com',
     ]);
+    // An update shows what it writes: the right's name before, the left's after.
+    const updates = await get(`/rest/sync-preview/${id}/records?plan=update_right&side=right`);
+    expect(updates.items.map((r: { changes: unknown }) => Object.values(r.changes ?? {}))).toEqual([
+      [['Ada L.', 'Ada']],
+    ]);
 
     // Apply: the first sync runs from what the preview downloaded (neither app is read whole
     // again), then carries what changed since the download; the sync goes live.

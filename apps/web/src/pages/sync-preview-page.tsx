@@ -51,6 +51,8 @@ type PreviewRecord = {
   remoteId: string;
   fields: Record<string, unknown>;
   plan: string | null;
+  /** For a record the preview updates: each written field's value before and after. */
+  changes?: Record<string, [unknown, unknown]> | null;
 };
 
 function usePatchPreview(preview: SyncPreview) {
@@ -310,6 +312,10 @@ function RecordsOfPlan({
   );
   const columns = (table?.externalColumns ?? []).filter((c) => mapped.has(c.id)).slice(0, 6);
   const side = tableOf(sync, externalTableId)?.side;
+  // Updates show each written field, before and after.
+  const updates = plan.startsWith('update_');
+  const nameOf = (remoteId: string) =>
+    table?.externalColumns.find((c) => c.remoteId === remoteId)?.name ?? remoteId;
   const app = side === 'left' ? sync.leftExternalBase?.name : sync.rightExternalBase?.name;
   return (
     <Stack gap="xs">
@@ -323,6 +329,7 @@ function RecordsOfPlan({
             {columns.map((c) => (
               <Table.Th key={c.id}>{c.name}</Table.Th>
             ))}
+            {updates ? <Table.Th>Changes</Table.Th> : null}
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
@@ -335,6 +342,16 @@ function RecordsOfPlan({
                   </Text>
                 </Table.Td>
               ))}
+              {updates ? (
+                <Table.Td data-testid="preview-changes">
+                  {Object.entries(r.changes ?? {}).map(([field, [before, after]]) => (
+                    <Text size="sm" key={field}>
+                      <b>{nameOf(field)}</b>: <del>{valueText(before) || '(empty)'}</del> →{' '}
+                      {valueText(after) || '(empty)'}
+                    </Text>
+                  ))}
+                </Table.Td>
+              ) : null}
             </Table.Tr>
           ))}
         </Table.Tbody>

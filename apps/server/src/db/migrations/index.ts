@@ -10,6 +10,7 @@ import * as m0008 from './0008-set-based-pipeline';
 import * as m0009 from './0009-history-retention';
 import * as m0010 from './0010-auth-rate-limits';
 import * as m0012 from './0012-option-pairs';
+import * as m0013 from './0013-preview-changes';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0009-history-retention': m0009,
   '0010-auth-rate-limits': m0010,
   '0012-option-pairs': m0012,
+  '0013-preview-changes': m0013,
 };

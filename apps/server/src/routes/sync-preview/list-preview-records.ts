@@ -10,6 +10,8 @@ const PreviewRecord = z.object({
   remoteId: z.string(),
   fields: z.record(z.string(), z.unknown()),
   plan: z.string().nullable(),
+  /** For a record the preview updates: each written field's value before and after. */
+  changes: z.record(z.string(), z.tuple([z.unknown(), z.unknown()])).nullable(),
 });
 
 export function listPreviewRecords(app: RestApp, ctx: AppContext) {
@@ -38,7 +40,7 @@ export function listPreviewRecords(app: RestApp, ctx: AppContext) {
       if (externalTableId) q = q.where('external_table_id', '=', externalTableId);
       const [rows, total] = await Promise.all([
         q
-          .select(['external_table_id', 'side', 'remote_id', 'fields', 'plan'])
+          .select(['external_table_id', 'side', 'remote_id', 'fields', 'plan', 'changes'])
           .orderBy('id')
           .offset(skip)
           .limit(take)
@@ -52,6 +54,7 @@ export function listPreviewRecords(app: RestApp, ctx: AppContext) {
           remoteId: r.remote_id,
           fields: r.fields,
           plan: r.plan,
+          changes: r.changes ?? null,
         })),
         total: Number(total.n),
         skip,

@@ -47,7 +47,7 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
     ((external_table_id = ${m.left.tableId}::uuid and side = 'left') or (external_table_id = ${m.right.tableId}::uuid and side = 'right'))`;
   const lap = stopwatch();
   // Planned again (a table downloaded again): what an earlier plan decided is void.
-  await sql`update sync_preview_record set plan = null where ${scope} and plan is not null`.execute(db);
+  await sql`update sync_preview_record set plan = null, changes = null where ${scope} and plan is not null`.execute(db);
   await sql`delete from sync_preview_pair where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${m.tableMappingId}::uuid`.execute(
     db,
   );
@@ -258,6 +258,8 @@ async function planChunk(
   }
   const planOf = new Map<string, string>();
   const keyOf = (s: string, id: string) => `${s}:${id}`;
+  // What each update writes, before and after, on the record it updates.
+  const changesOf = new Map<string, Record<string, [unknown, unknown]>>();
   for (const op of result.operations) {
     if (op.kind === 'create') {
       planOf.set(keyOf(op.side === 'left' ? 'right' : 'left', op.sourceId), `create_${op.side}`);
@@ -265,6 +267,12 @@ async function planChunk(
       else summary.createRight++;
     } else if (op.kind === 'update') {
       planOf.set(keyOf(op.side, op.remoteId), `update_${op.side}`);
+      changesOf.set(
+        keyOf(op.side, op.remoteId),
+        Object.fromEntries(
+          Object.entries(op.fields).map(([field, after]) => [field, [op.expected[field] ?? null, after]]),
+        ),
+      );
       if (op.side === 'left') summary.updateLeft++;
       else summary.updateRight++;
     }
@@ -290,7 +298,11 @@ async function planChunk(
   ];
   const plans = planned.map(({ r, s }) => planOf.get(keyOf(s, r.remote_id)) ?? 'unchanged');
   summary.unchanged += plans.filter((p) => p === 'unchanged').length;
-  await sql`update sync_preview_record p set plan = u.plan
-    from unnest(${planned.map(({ r }) => r.id)}::bigint[], ${plans}::text[]) as u(id, plan)
+  const changes = planned.map(({ r, s }) => {
+    const c = changesOf.get(keyOf(s, r.remote_id));
+    return c ? JSON.stringify(c) : null;
+  });
+  await sql`update sync_preview_record p set plan = u.plan, changes = u.changes::jsonb
+    from unnest(${planned.map(({ r }) => r.id)}::bigint[], ${plans}::text[], ${changes}::text[]) as u(id, plan, changes)
     where p.id = u.id`.execute(db);
 }
