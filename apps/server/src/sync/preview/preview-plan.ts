@@ -47,7 +47,9 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
     ((external_table_id = ${m.left.tableId}::uuid and side = 'left') or (external_table_id = ${m.right.tableId}::uuid and side = 'right'))`;
   const lap = stopwatch();
   // Planned again (a table downloaded again): what an earlier plan decided is void.
-  await sql`update sync_preview_record set plan = null, changes = null where ${scope} and plan is not null`.execute(db);
+  await sql`update sync_preview_record set plan = null, changes = null where ${scope} and plan is not null`.execute(
+    db,
+  );
   await sql`delete from sync_preview_pair where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${m.tableMappingId}::uuid`.execute(
     db,
   );
