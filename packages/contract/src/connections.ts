@@ -35,6 +35,8 @@ export const ConnectorInfo = z.object({
   auth: z.object({
     type: z.enum(['connection_items', 'oauth2']),
     requiredItems: z.array(RequiredItem),
+    /** OAuth connectors: false when this server has no client id for the app (sign-in would fail). */
+    signInAvailable: z.boolean().optional(),
   }),
   requiredBaseExtras: z.array(RequiredItem),
   isInBeta: z.boolean(),

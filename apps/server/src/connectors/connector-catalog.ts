@@ -192,8 +192,16 @@ const CATALOG: Entry[] = [
 
 export function connectorCatalog(registry: ConnectorRegistry): ConnectorInfo[] {
   return CATALOG.map((info) => {
-    const built = registry.get(info.connectorType) !== undefined;
-    return { ...info, available: built, unavailableReason: built ? null : NOT_BUILT };
+    const port = registry.get(info.connectorType);
+    const built = port !== undefined;
+    const signIn =
+      info.auth.type === 'oauth2' && port ? { signInAvailable: port.signInConfigured !== false } : {};
+    return {
+      ...info,
+      auth: { ...info.auth, ...signIn },
+      available: built,
+      unavailableReason: built ? null : NOT_BUILT,
+    };
   });
 }
 

@@ -62,6 +62,11 @@ export type ConnectorPort = {
    * decoding slot holds WAL): let it go. Called when no sync of the connection is on.
    */
   releaseChangeCapture?(secrets: Record<string, string>): Promise<{ released: boolean }>;
+  /**
+   * OAuth connectors: whether signing in with the app is set up on this server (its client id is
+   * configured); when not, the web app says what to configure instead of offering a button that fails.
+   */
+  signInConfigured?: boolean;
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */
   authorizeUrl?(input: { redirectUri: string; state: string; codeChallenge: string }): string;
   /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */

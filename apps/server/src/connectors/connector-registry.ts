@@ -104,6 +104,7 @@ const supabase = (settings: SupabaseSettings): ConnectorPort => {
   return {
     type: 'supabase',
     ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId),
     onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
     authorizeUrl: (input) => {
       if (!settings.clientId)
@@ -124,6 +125,7 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
       guarded(() => port.ensureWebhook(secrets, baseId, url, known, context?.saveItems)),
     type: 'airtable',
     ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId),
     authorizeUrl: (input) => {
       try {
         return port.authorizeUrl(input);
@@ -145,6 +147,7 @@ const notion = (settings: NotionSettings): ConnectorPort => {
   return {
     type: 'notion',
     ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId),
     // Notion's public integrations take no PKCE: the code challenge is not sent (the state is).
     authorizeUrl: (input) => {
       if (!settings.clientId)
@@ -166,6 +169,7 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
   return {
     type: 'google_sheets',
     ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId),
     authorizeUrl: (input) => {
       if (!settings.clientId)
         throw new ConnectionProblem(

@@ -291,7 +291,14 @@ function ChooseConnection({
       {showDemos || existing.length > 0 ? (
         <Divider label="or connect a new one" labelPosition="left" />
       ) : null}
-      {info.auth.type === 'oauth2' ? (
+      {info.auth.type === 'oauth2' && info.auth.signInAvailable === false ? (
+        <Text size="sm" c="dimmed" data-testid="sign-in-not-set-up">
+          Signing in with {info.displayName} is not set up on this server (the administrator sets its OAuth
+          client id, see the README's configuration).
+          {info.auth.requiredItems.length > 0 ? ' Connect with a token instead:' : ''}
+        </Text>
+      ) : null}
+      {info.auth.type === 'oauth2' && info.auth.signInAvailable !== false ? (
         <Stack gap={6}>
           <Group>
             <Button loading={oauth.isPending} onClick={() => oauth.mutate()}>
@@ -301,7 +308,9 @@ function ChooseConnection({
           {oauth.error ? <ErrorAlert error={oauth.error} title={`${info.displayName} sign-in`} /> : null}
         </Stack>
       ) : null}
-      {info.auth.type === 'oauth2' && info.auth.requiredItems.length === 0 ? null : (
+      {info.auth.type === 'oauth2' &&
+      info.auth.requiredItems.length === 0 &&
+      info.auth.signInAvailable !== false ? null : (
         <>
           {create.error ? (
             <ErrorAlert error={create.error} title={`Could not connect to ${info.displayName}`} />

@@ -99,7 +99,14 @@ describe('Supabase OAuth callback', () => {
   it('lists Supabase as available', async () => {
     const info = (await t.app.inject({ url: '/rest/connector-info', headers: user.auth })).json();
     const supabase = info.find((c: { connectorType: string }) => c.connectorType === 'supabase');
-    expect(supabase).toMatchObject({ available: true, unavailableReason: null, auth: { type: 'oauth2' } });
+    expect(supabase).toMatchObject({
+      available: true,
+      unavailableReason: null,
+      auth: { type: 'oauth2', signInAvailable: true },
+    });
+    // No Airtable client id on this server: its sign-in is said to be unavailable, not offered to fail.
+    const airtable = info.find((c: { connectorType: string }) => c.connectorType === 'airtable');
+    expect(airtable.auth.signInAvailable).toBe(false);
   });
 
   it('starts a PKCE sign-in: the authorize URL leads back to our callback with a code the verifier redeems', async () => {
