@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carryOptions, proposeOptionPairs } from './options';
-import type { FieldMapping } from './reconcile';
+import { carryOptions, type OptionFields, proposeOptionPairs } from './options';
 import type { FieldSpec } from './types';
 
 const select = (name: string, choices: string[], extra: Partial<FieldSpec['options']> = {}): FieldSpec => ({
@@ -10,8 +9,8 @@ const select = (name: string, choices: string[], extra: Partial<FieldSpec['optio
   options: { choices, ...extra },
 });
 const text = (name: string): FieldSpec => ({ id: name, name, type: 'text' });
-const mapping = (left: FieldSpec, right: FieldSpec, optionPairs: FieldMapping['optionPairs'] = null) =>
-  ({ id: 'fm', left, right, direction: 'both', optionPairs }) satisfies FieldMapping;
+const mapping = (left: FieldSpec, right: FieldSpec, optionPairs: OptionFields['optionPairs'] = null) =>
+  ({ left, right, optionPairs }) satisfies OptionFields;
 
 describe('option pairing', () => {
   it('pairs options of the same name whatever their case and separators, each once', () => {

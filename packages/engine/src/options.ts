@@ -1,8 +1,10 @@
-import type { FieldMapping } from './reconcile';
 import { type CanonicalValue, type FieldSpec, fail, ok, type Result, type Side } from './types';
 
 /** One option of the left field paired with one of the right field (select <-> select, text <-> select). */
 export type OptionPair = { left: string; right: string };
+
+/** The part of a field mapping (reconcile's FieldMapping) that carrying options reads. */
+export type OptionFields = { left: FieldSpec; right: FieldSpec; optionPairs?: OptionPair[] | null };
 
 /** Options compared as people read them: case, outer spaces and separators (`closed_won`, `Closed-Won`) aside. */
 export function optionKey(option: string): string {
@@ -78,7 +80,7 @@ function strictChoices(field: FieldSpec): string[] | null {
  * of the same name (case aside), else itself where the target takes any value. A value the target
  * cannot hold fails with what to do, before the app refuses it.
  */
-function carryOption(value: string, from: Side, fm: FieldMapping): Result<string> {
+function carryOption(value: string, from: Side, fm: OptionFields): Result<string> {
   const [source, target]: [Side, Side] = from === 'left' ? ['left', 'right'] : ['right', 'left'];
   const key = optionKey(value);
   const pair = fm.optionPairs?.find((p) => optionKey(p[source]) === key);
@@ -100,7 +102,7 @@ function carryOption(value: string, from: Side, fm: FieldMapping): Result<string
  * A value of a select (or of a text field mapped to a select) with its options carried across by
  * the field mapping's option pairs; other values are returned as they are.
  */
-export function carryOptions(value: CanonicalValue, from: Side, fm: FieldMapping): Result<CanonicalValue> {
+export function carryOptions(value: CanonicalValue, from: Side, fm: OptionFields): Result<CanonicalValue> {
   const source = from === 'left' ? fm.left : fm.right;
   const target = from === 'left' ? fm.right : fm.left;
   if (value === null || !(isSelect(source) || isSelect(target))) return ok(value);
