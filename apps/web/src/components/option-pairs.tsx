@@ -1,3 +1,4 @@
+import { optionKey } from '@lockstep/engine';
 import { Autocomplete, Badge, Button, Group, Modal, Select, Stack, Table, Text } from '@mantine/core';
 import { useState } from 'react';
 import type { Column } from '../lib/sync-queries';
@@ -8,12 +9,6 @@ const isSelect = (c: Column | undefined) =>
   c?.fieldType === 'single_select' || c?.fieldType === 'multi_select';
 const choicesOf = (c: Column | undefined): string[] =>
   Array.isArray(c?.options?.choices) ? (c.options.choices as unknown[]).map(String) : [];
-/** As the engine compares options (options.ts): case, outer spaces and separators aside. */
-const optionKey = (o: string) =>
-  o
-    .trim()
-    .toLowerCase()
-    .replace(/[\s_-]+/g, ' ');
 
 /**
  * Which option of one field becomes which of the other, for a field pair with a select on either
