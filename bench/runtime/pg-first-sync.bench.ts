@@ -19,6 +19,26 @@ const ROWS = Number(process.env.LOCKSTEP_BENCH_ROWS ?? 20_000);
 const CASES = (process.env.LOCKSTEP_BENCH_FIRST_SYNC ?? 'empty,overlap').split(',');
 /** `direct`: the sync switched on at once; `preview`: the user's path, a preview (download, plan) then apply. */
 const PATHS = (process.env.LOCKSTEP_BENCH_PATH ?? 'direct').split(',');
+/** 1: print the statements that took the most time in every database of the cluster (stderr). */
+const STATEMENTS = process.env.LOCKSTEP_BENCH_STATEMENTS === '1';
+
+async function statementStats(url: string, step: 'reset' | 'print') {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    if (step === 'reset') {
+      await c.query('create extension if not exists pg_stat_statements');
+      await c.query('select pg_stat_statements_reset()');
+      return;
+    }
+    const top = await c.query(`select round(s.total_exec_time) as ms, s.calls, d.datname,
+        left(regexp_replace(s.query, '\\s+', ' ', 'g'), 160) as q
+      from pg_stat_statements s join pg_database d on d.oid = s.dbid order by s.total_exec_time desc limit 25`);
+    for (const x of top.rows) console.error(`${x.ms} ms  ${x.calls}x  ${x.datname}  ${x.q}`);
+  } finally {
+    await c.end();
+  }
+}
 
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
@@ -36,11 +56,15 @@ export async function run(): Promise<BenchRow[]> {
  */
 async function firstSync(overlap: boolean, preview: boolean): Promise<BenchRow[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-bench-'));
-  const config = loadConfig({ LOCKSTEP_DATA_DIR: dir, LOCKSTEP_LOG_LEVEL: 'silent', PORT: '3998' }, [
-    'node',
-    'bench',
-    '--role=all',
-  ]);
+  const config = loadConfig(
+    {
+      LOCKSTEP_DATA_DIR: dir,
+      LOCKSTEP_LOG_LEVEL: 'silent',
+      PORT: '3998',
+      LOCKSTEP_EMBEDDED_STATEMENT_STATS: STATEMENTS ? '1' : '0',
+    },
+    ['node', 'bench', '--role=all'],
+  );
   const booted = await boot(config, () => {}, { runWorkers: false });
   const { ctx } = booted;
   const embedded = booted.embedded;
@@ -175,6 +199,7 @@ async function firstSync(overlap: boolean, preview: boolean): Promise<BenchRow[]
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 100);
+    if (STATEMENTS) await statementStats(url('lockstep'), 'reset');
     const t1 = process.hrtime.bigint();
     let previewMs = 0;
     if (preview) {
@@ -219,6 +244,7 @@ async function firstSync(overlap: boolean, preview: boolean): Promise<BenchRow[]
         .join('\n'),
     );
     chunkTimings.clear();
+    if (STATEMENTS) await statementStats(url('lockstep'), 'print');
     clearInterval(sampler);
     gc?.();
     // Live heap after the sync minus before: what a streamed sync keeps (should not grow with rows).

@@ -46,7 +46,12 @@ export async function boot(
       );
     }
     // wal_level=logical: the demo databases can try logical decoding as well as triggers.
-    embedded = await startEmbeddedPostgres(config.dataDir, log, { wal_level: 'logical' });
+    embedded = await startEmbeddedPostgres(config.dataDir, log, {
+      wal_level: 'logical',
+      ...(config.embeddedStatementStats
+        ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
+        : {}),
+    });
     await ensureDatabase(embedded.url(), 'lockstep');
     await ensureDemoDatabases(embedded.url);
     databaseUrl = embedded.url('lockstep');

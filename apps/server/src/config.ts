@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   LOCKSTEP_AUTH_RATE_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(10),
   LOCKSTEP_AUTH_RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
   LOCKSTEP_TRUST_PROXY: z.string().default(''),
+  /** 1: the embedded PostgreSQL loads pg_stat_statements (the benches print where its time went). */
+  LOCKSTEP_EMBEDDED_STATEMENT_STATS: z.enum(['0', '1', '']).optional(),
   LOCKSTEP_HISTORY_RETENTION_DAYS: z
     .union([z.literal(''), z.coerce.number().int().min(1).max(3650)])
     .optional(),
@@ -53,6 +55,8 @@ export type Config = {
   role: Role;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** The embedded PostgreSQL keeps statement statistics (pg_stat_statements), for profiling. */
+  embeddedStatementStats: boolean;
   environment: 'local' | 'test' | 'staging' | 'production';
   publicUrl: string;
   trustedOrigins: string[];
@@ -143,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     role: roleArg as Role,
     databaseUrl: e.DATABASE_URL || undefined,
     dataDir: path.resolve(e.LOCKSTEP_DATA_DIR ?? path.join(repoRoot, '.data')),
+    embeddedStatementStats: e.LOCKSTEP_EMBEDDED_STATEMENT_STATS === '1',
     environment: e.LOCKSTEP_ENV,
     publicUrl,
     trustedOrigins: [...new Set(trustedOrigins)],

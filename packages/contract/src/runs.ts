@@ -40,6 +40,10 @@ export const SyncLogEntry = z.object({
   remoteId: z.string().nullable(),
   before: z.unknown().nullable(),
   after: z.unknown().nullable(),
+  /** 1, or the size of a batch of creates logged as one operation (a first sync's chunk). */
+  recordCount: z.number().int(),
+  /** A batch's records: the ids created and the ids they were copied from, in the same order. */
+  records: z.object({ remote: z.array(z.string()), source: z.array(z.string()) }).nullable(),
   createdAt: z.string(),
 });
 
@@ -179,5 +183,7 @@ export const RecordHistoryEntry = z.object({
   remoteId: z.string().nullable(),
   before: z.unknown().nullable(),
   after: z.unknown().nullable(),
+  /** 1, or the size of the batch of creates this record was created in. */
+  recordCount: z.number().int(),
   createdAt: z.string(),
 });

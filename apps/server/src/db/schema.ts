@@ -70,6 +70,8 @@ export type CoreMetaRecordTable = {
   shadow: Json<Record<string, unknown>>;
   shadow_version: Generated<number>;
   sync_disabled: Generated<boolean>;
+  /** The batch operation that created this link, when its create was logged with its batch. */
+  created_entry_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -176,6 +178,9 @@ export type SyncLogEntryTable = {
   remote_id: string | null;
   before: Json<unknown> | null;
   after: Json<unknown> | null;
+  /** How many records the operation covers: 1, or a batch of creates logged as one (`records`). */
+  record_count: Generated<number>;
+  records: Json<{ remote: string[]; source: string[] }> | null;
   created_at: Timestamp;
 };
 

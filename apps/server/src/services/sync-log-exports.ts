@@ -14,6 +14,21 @@ export function exportQuery(db: Db, coreBaseId: string, filters: Filters) {
   return q;
 }
 
+/**
+ * The rows of an export from one operation: a batch of creates logged as one (`records`) becomes a
+ * row per record, as if each had been logged alone.
+ */
+export function* exportRows<T extends { remote_id: string | null; records?: { remote: string[] } | null }>(
+  row: T,
+): Generator<Omit<T, 'records'>> {
+  const { records, ...rest } = row;
+  if (!records) {
+    yield rest;
+    return;
+  }
+  for (const remote of records.remote) yield { ...rest, remote_id: remote };
+}
+
 export const EXPORT_COLUMNS = [
   'created_at',
   'sync_log_id',

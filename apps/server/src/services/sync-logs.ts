@@ -18,7 +18,10 @@ export function toSyncLog(row: Selectable<SyncLogTable>): SyncLog {
   };
 }
 
-/** One operation: what a run changed on one side, with before and after values. */
+/**
+ * One operation: what a run changed on one side, with before and after values; or a batch of
+ * creates logged as one (`records` names them).
+ */
 export function toSyncLogEntry(e: Selectable<SyncLogEntryTable>) {
   return {
     id: e.id,
@@ -29,6 +32,8 @@ export function toSyncLogEntry(e: Selectable<SyncLogEntryTable>) {
     remoteId: e.remote_id,
     before: e.before ?? null,
     after: e.after ?? null,
+    recordCount: e.record_count,
+    records: e.records ?? null,
     createdAt: iso(e.created_at),
   };
 }

@@ -131,7 +131,7 @@ export async function firstSyncStep(
   if (!state.matched) {
     await sql`
       insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow)
-      select ${ownerId}, (select core_base_id from table_mapping where id = ${m.tableMappingId}), ${m.tableMappingId}, k.l, k.r, '{}'::jsonb
+      select ${ownerId}, (select core_base_id from table_mapping where id = ${m.tableMappingId}), ${m.tableMappingId}, k.l, k.r, '{}'::json
       from (
         select min(remote_id) filter (where side = 'left') as l,
           min(remote_id) filter (where side = 'right') as r,

@@ -1,4 +1,5 @@
-import { differencesFromShadow, type Shadow } from '@lockstep/engine';
+import { differencesFromShadow } from '@lockstep/engine';
+import { shadowFromStore } from '../db/stored-shadow';
 import type { AppContext } from '../http/context';
 import { loadSyncPlan } from './load-sync-plan';
 import { sideConnector } from './side-connector';
@@ -32,10 +33,9 @@ export async function liveCheck(ctx: AppContext, row: LinkRow) {
       row.left_remote_id ? left.readRecords(m.left.tableRemoteId, [row.left_remote_id]) : [],
       row.right_remote_id ? right.readRecords(m.right.tableRemoteId, [row.right_remote_id]) : [],
     ]);
-    const shadow = row.shadow as Shadow;
     const differences = differencesFromShadow(
       m.spec,
-      Object.keys(shadow ?? {}).length ? shadow : null,
+      shadowFromStore(row.shadow),
       L[0] ?? null,
       R[0] ?? null,
     ).map((d) => ({ fieldMappingId: d.fieldMappingId, side: d.side }));

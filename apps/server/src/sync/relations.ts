@@ -9,6 +9,7 @@ import {
 } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
+import { shadowFromStore, storedShadowEntry } from '../db/stored-shadow';
 import type { MappingPlan } from './load-sync-plan';
 
 /**
@@ -201,7 +202,7 @@ export async function writePendingRelations(d: PendingRelationsDeps): Promise<{ 
         id: string;
         left_remote_id: string | null;
         right_remote_id: string | null;
-        shadow: Shadow;
+        shadow: unknown;
       }>`select id, left_remote_id, right_remote_id, shadow from core_meta_record
           where table_mapping_id = ${m.tableMappingId}::uuid and ${sql.ref(col)} = any(${ids}::text[])`.execute(
         db,
@@ -212,7 +213,7 @@ export async function writePendingRelations(d: PendingRelationsDeps): Promise<{ 
         id: l.id,
         left: l.left_remote_id,
         right: l.right_remote_id,
-        shadow: l.shadow,
+        shadow: shadowFromStore(l.shadow) ?? {},
       });
   }
   const partners = new Map<string, Map<string, string>>();
@@ -320,11 +321,13 @@ export async function writePendingRelations(d: PendingRelationsDeps): Promise<{ 
         ok.map((b) => ({
           id: b.linkId,
           f: b.row.column_mapping_id,
-          s: to === 'left' ? { l: b.value, r: b.row.value } : { l: b.row.value, r: b.value },
+          s: storedShadowEntry(
+            to === 'left' ? { l: b.value, r: b.row.value } : { l: b.row.value, r: b.value },
+          ),
         })),
       );
       await db.transaction().execute(async (trx) => {
-        await sql`update core_meta_record as c set shadow = jsonb_set(c.shadow, array[u.f], u.s), shadow_version = c.shadow_version + 1, updated_at = now()
+        await sql`update core_meta_record as c set shadow = jsonb_set(c.shadow::jsonb, array[u.f], u.s)::json, shadow_version = c.shadow_version + 1, updated_at = now()
           from json_to_recordset(${doc}::json) as u(id uuid, f text, s jsonb) where c.id = u.id`.execute(trx);
         await trx
           .deleteFrom('pending_relation')

@@ -1,8 +1,9 @@
 import type { TableConnector } from '@lockstep/connectors';
-import { differencesFromShadow, type Link, type RecordData, type Shadow } from '@lockstep/engine';
+import { differencesFromShadow, type Link, type RecordData } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { MappingPlan } from './load-sync-plan';
+import { type LinkRow, toLink } from './run/links';
 
 /** An issue the user retried, on one record of a table pair. */
 export type RetriedIssue = {
@@ -33,14 +34,6 @@ export async function retriedIssues(
   }));
 }
 
-type LinkRow = {
-  id: string;
-  left_remote_id: string | null;
-  right_remote_id: string | null;
-  shadow: Shadow;
-  shadow_version: number;
-};
-
 /**
  * The records a retry reads again, on both sides: each issue's record and its partner. An issue's
  * id may belong to either side (a failed create names its source), so an unlinked id is looked for
@@ -56,13 +49,7 @@ export async function retriedRecords(db: Db, m: MappingPlan, issues: RetriedIssu
       db,
     )
   ).rows;
-  const links: Link[] = rows.map((r) => ({
-    id: r.id,
-    leftId: r.left_remote_id,
-    rightId: r.right_remote_id,
-    shadow: Object.keys(r.shadow ?? {}).length === 0 ? null : r.shadow,
-    version: r.shadow_version,
-  }));
+  const links: Link[] = rows.map(toLink);
   const left = new Set(links.flatMap((l) => (l.leftId ? [l.leftId] : [])));
   const right = new Set(links.flatMap((l) => (l.rightId ? [l.rightId] : [])));
   for (const id of ids)

@@ -14,6 +14,8 @@ const json = { 'content-type': 'application/json' };
 beforeAll(async () => {
   t = await createTestApp();
   t.ctx.runtimeConnectors.register('memory', () => backend.connector(3));
+  // The same apps writing 100 records per batch, as the PostgreSQL connector does.
+  t.ctx.runtimeConnectors.register('memory-bulk', () => backend.connector(100));
   user = await signUp(t.app, 'runtime@test.test');
   await t.app.inject({
     method: 'POST',
@@ -27,8 +29,14 @@ afterAll(async () => t.close());
 /** A sync between tables `<prefix>-contacts` (left) and `<prefix>-people` (right), matched on email. */
 async function createSync(
   prefix: string,
-  options: { winner?: 'left' | 'right'; conflictReview?: boolean; deleteProtection?: boolean } = {},
+  options: {
+    winner?: 'left' | 'right';
+    conflictReview?: boolean;
+    deleteProtection?: boolean;
+    type?: string;
+  } = {},
 ) {
+  const type = options.type ?? 'memory';
   const db = t.ctx.db;
   const core = (
     await t.app.inject({
@@ -42,7 +50,7 @@ async function createSync(
     .insertInto('external_connection')
     .values({
       owner_id: user.userId,
-      type: 'memory',
+      type,
       name: 'memory',
       secrets: t.ctx.secretBox.seal({ connectionItems: {} }),
     })
@@ -55,7 +63,7 @@ async function createSync(
         owner_id: user.userId,
         core_base_id: core.id,
         external_connection_id: conn.id,
-        type: 'memory',
+        type,
         name: side,
         remote_id: side,
         side,
@@ -235,6 +243,81 @@ describe('sync runs end to end', () => {
     await requestSyncRun(t.ctx.boss, s.id, 'test');
     await waitForRuns(s.id, 3);
     expect(s.left.writes + s.right.writes).toBe(writesBefore);
+  });
+
+  it("logs a batch of creates as one operation, and each record's history, status and the exports still name it", async () => {
+    const s = await createSync('batched', { type: 'memory-bulk' });
+    for (let i = 0; i < 45; i++) s.left.userCreate({ email: `p${i}@x.com`, name: `Person ${i}` });
+    s.right.userCreate({ mail: 'p0@x.com', full_name: 'Person 0' });
+    for (let i = 0; i < 3; i++) s.right.userCreate({ mail: `q${i}@x.com`, full_name: `Q ${i}` });
+    await switchOnAndWait(s.id);
+    expect(s.right.records.size).toBe(48);
+    expect(s.left.records.size).toBe(48);
+
+    const entries = await t.ctx.db
+      .selectFrom('sync_log_entry')
+      .select(['side', 'operation', 'record_count', 'records', 'remote_id'])
+      .where('core_base_id', '=', s.id)
+      .where('operation', '=', 'create')
+      .execute();
+    // 44 creates on the right in one batch; 3 on the left, fewer than a batch's worth, one by one.
+    const batch = entries.find((e) => e.side === 'right');
+    expect(batch).toMatchObject({ record_count: 44, remote_id: null });
+    expect(batch?.records?.remote).toHaveLength(44);
+    expect(new Set(batch?.records?.remote)).toEqual(
+      new Set(
+        [...s.right.records.values()]
+          .filter((r) => r.fields.mail !== 'p0@x.com' && !String(r.fields.mail).startsWith('q'))
+          .map((r) => r.id),
+      ),
+    );
+    expect(entries.filter((e) => e.side === 'left').map((e) => e.record_count)).toEqual([1, 1, 1]);
+
+    // A batched record's status and history start with its create, under its own id.
+    const p7 = [...s.right.records.values()].find((r) => r.fields.mail === 'p7@x.com');
+    const link = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select(['id', 'left_remote_id', 'shadow'])
+      .where('right_remote_id', '=', p7?.id as string)
+      .executeTakeFirstOrThrow();
+    const history = (
+      await t.app.inject({
+        url: `/rest/core-meta-records/debug/history?coreMetaRecordId=${link.id}`,
+        headers: user.auth,
+      })
+    ).json();
+    expect(history.items).toEqual([
+      expect.objectContaining({
+        operation: 'create',
+        side: 'right',
+        remoteId: p7?.id,
+        recordCount: 44,
+      }),
+    ]);
+    const status = (
+      await t.app.inject({ url: `/rest/core-meta-records/${link.id}/status`, headers: user.auth })
+    ).json();
+    expect(status.lastChange).toMatchObject({ operation: 'create', side: 'right' });
+    // The shadow is kept compactly (both sides agree: the value once) and read back whole.
+    expect(Object.values(link.shadow)).toContainEqual(['Person 7']);
+    expect(Object.values(status.shadow)).toContainEqual({ l: 'Person 7', r: 'Person 7' });
+
+    // An export has a row per record created, as if each had been logged alone.
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/rest/core-bases/${s.id}/sync-log-exports`,
+      headers: { ...user.auth, ...json },
+      payload: { format: 'csv', filters: { operation: 'create' } },
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().rowCount).toBe(47);
+    const csv = await t.app.inject({
+      url: `/rest/core-bases/${s.id}/sync-log-exports/${created.json().id}/download`,
+      headers: user.auth,
+    });
+    const lines = csv.body.trim().split('\n').slice(1);
+    expect(lines).toHaveLength(47);
+    expect(lines.filter((l) => l.includes(p7?.id as string))).toHaveLength(1);
   });
 
   it('follows the winner side in a conflict', async () => {

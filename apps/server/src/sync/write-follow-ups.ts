@@ -11,6 +11,7 @@ import {
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { MappingPlan } from './load-sync-plan';
+import { type LinkRow, toLink } from './run/links';
 
 /**
  * A write the app refused because the record is not what the plan assumed, with what it holds now:
@@ -124,22 +125,10 @@ export async function reconcileFollowUps(
     linkIds.size === 0
       ? []
       : ((
-          await sql<{
-            id: string;
-            left_remote_id: string | null;
-            right_remote_id: string | null;
-            shadow: Shadow;
-            shadow_version: number;
-          }>`select id, left_remote_id, right_remote_id, shadow, shadow_version from core_meta_record
+          await sql<LinkRow>`select id, left_remote_id, right_remote_id, shadow, shadow_version from core_meta_record
               where id = any(${[...linkIds]}::uuid[])`.execute(r.db)
         ).rows ?? []);
-  const links: Link[] = rows.map((row) => ({
-    id: row.id,
-    leftId: row.left_remote_id,
-    rightId: row.right_remote_id,
-    shadow: Object.keys(row.shadow ?? {}).length === 0 ? null : row.shadow,
-    version: row.shadow_version,
-  }));
+  const links: Link[] = rows.map(toLink);
   // A refused delete: its source is still gone (that is why it was planned), the target edited since.
   for (const f of followUps) {
     if (f.kind !== 'stale' || f.op.kind !== 'delete') continue;

@@ -15,6 +15,7 @@ import {
 import { useQuery } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { Link, useParams } from 'react-router';
+import { BatchRecords } from '../components/batch-records';
 import { ChangeDiffTable, fieldLabeler } from '../components/change-diff-table';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
@@ -138,6 +139,11 @@ export function OperationDetailPage() {
                     {e.operation}
                   </Badge>
                   <Text size="sm">{s ? sideName(s, e.side) : e.side}</Text>
+                  {e.records ? (
+                    <Text size="xs" c="dimmed">
+                      {e.recordCount.toLocaleString()} records in one batch
+                    </Text>
+                  ) : null}
                   {e.remoteId ? (
                     <Text size="xs" c="dimmed" style={{ wordBreak: 'break-word' }}>
                       record {e.remoteId}
@@ -154,7 +160,11 @@ export function OperationDetailPage() {
                   ) : null}
                 </Table.Td>
                 <Table.Td>
-                  <ChangeDiffTable before={e.before} after={e.after} fieldLabel={labels[e.side]} />
+                  {e.records ? (
+                    <BatchRecords records={e.records} />
+                  ) : (
+                    <ChangeDiffTable before={e.before} after={e.after} fieldLabel={labels[e.side]} />
+                  )}
                 </Table.Td>
               </Table.Tr>
             ))}

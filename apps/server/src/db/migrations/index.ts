@@ -11,6 +11,8 @@ import * as m0009 from './0009-history-retention';
 import * as m0010 from './0010-auth-rate-limits';
 import * as m0012 from './0012-option-pairs';
 import * as m0013 from './0013-preview-changes';
+import * as m0014 from './0014-summarised-creates';
+import * as m0015 from './0015-json-bulk-columns';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0010-auth-rate-limits': m0010,
   '0012-option-pairs': m0012,
   '0013-preview-changes': m0013,
+  '0014-summarised-creates': m0014,
+  '0015-json-bulk-columns': m0015,
 };

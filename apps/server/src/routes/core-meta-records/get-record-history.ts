@@ -17,7 +17,7 @@ export function getRecordHistory(app: RestApp, ctx: AppContext) {
     async (request) => {
       const { coreMetaRecordId, skip, take } = request.query;
       const row = await findCoreMetaRecord(ctx.db, principalOf(request), coreMetaRecordId);
-      return recordHistory(ctx.db, row.id, skip, take);
+      return recordHistory(ctx.db, row, skip, take);
     },
   );
 }

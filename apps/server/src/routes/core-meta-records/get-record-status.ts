@@ -1,7 +1,7 @@
 import { CoreMetaRecordStatus } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { findCoreMetaRecord, toCoreMetaRecord } from '../../services/core-meta-records';
+import { findCoreMetaRecord, linkEntriesQuery, toCoreMetaRecord } from '../../services/core-meta-records';
 import { iso } from '../../services/sync-logs';
 import { liveCheck } from '../../sync/live-record-check';
 
@@ -26,10 +26,8 @@ export function getRecordStatus(app: RestApp, ctx: AppContext) {
           .where('core_meta_record_id', '=', row.id)
           .where('status', '!=', 'resolved')
           .execute(),
-        ctx.db
-          .selectFrom('sync_log_entry')
+        linkEntriesQuery(ctx.db, row)
           .select(['created_at', 'side', 'operation'])
-          .where('core_meta_record_id', '=', row.id)
           .orderBy('created_at', 'desc')
           .limit(1)
           .executeTakeFirst(),

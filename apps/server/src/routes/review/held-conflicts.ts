@@ -100,7 +100,7 @@ export function heldConflicts(app: RestApp, ctx: AppContext) {
         const link = await trx
           .updateTable('core_meta_record')
           .set({
-            shadow: sql`jsonb_set(shadow, ${sql.val([row.column_mapping_id])}::text[], ${JSON.stringify(entry)}::jsonb)`,
+            shadow: sql`jsonb_set(shadow::jsonb, ${sql.val([row.column_mapping_id])}::text[], ${JSON.stringify(entry)}::jsonb)::json`,
             updated_at: new Date(),
           })
           .where('id', '=', row.core_meta_record_id)

@@ -20,7 +20,7 @@ export function createSyncLogExport(app: RestApp, ctx: AppContext) {
       const base = await findCoreBase(ctx.db, principalOf(request), request.params.id);
       const { format, filters } = request.body;
       const count = await exportQuery(ctx.db, base.id, filters)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .select((eb) => eb.fn.sum<number>('record_count').as('n'))
         .executeTakeFirstOrThrow();
       const row = await ctx.db
         .insertInto('sync_log_export')

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { EXPORT_COLUMNS, exportQuery } from '../../services/sync-log-exports';
+import { EXPORT_COLUMNS, exportQuery, exportRows } from '../../services/sync-log-exports';
 import { ExportParams, findExport } from './params';
 
 /** Streams the operations row by row, never holding an export in memory. */
@@ -18,7 +18,7 @@ export function downloadSyncLogExport(app: RestApp, ctx: AppContext) {
     async (request, reply) => {
       const row = await findExport(ctx.db, principalOf(request), request.params);
       const rows = exportQuery(ctx.db, row.core_base_id, row.filters)
-        .select([...EXPORT_COLUMNS])
+        .select([...EXPORT_COLUMNS, 'records'])
         .orderBy('created_at')
         .orderBy('id')
         .stream(500);
@@ -28,14 +28,14 @@ export function downloadSyncLogExport(app: RestApp, ctx: AppContext) {
         const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS] });
         void (async () => {
           try {
-            for await (const r of rows) {
-              csv.write({
-                ...r,
-                created_at: new Date(r.created_at).toISOString(),
-                before: r.before === null ? '' : JSON.stringify(r.before),
-                after: r.after === null ? '' : JSON.stringify(r.after),
-              });
-            }
+            for await (const op of rows)
+              for (const r of exportRows(op))
+                csv.write({
+                  ...r,
+                  created_at: new Date(r.created_at).toISOString(),
+                  before: r.before === null ? '' : JSON.stringify(r.before),
+                  after: r.after === null ? '' : JSON.stringify(r.after),
+                });
             csv.end();
           } catch (error) {
             csv.destroy(error as Error);
@@ -47,10 +47,11 @@ export function downloadSyncLogExport(app: RestApp, ctx: AppContext) {
       async function* json() {
         yield '[';
         let first = true;
-        for await (const r of rows) {
-          yield `${first ? '' : ','}\n${JSON.stringify({ ...r, created_at: new Date(r.created_at).toISOString() })}`;
-          first = false;
-        }
+        for await (const op of rows)
+          for (const r of exportRows(op)) {
+            yield `${first ? '' : ','}\n${JSON.stringify({ ...r, created_at: new Date(r.created_at).toISOString() })}`;
+            first = false;
+          }
         yield '\n]\n';
       }
       return reply.type('application/json; charset=utf-8').send(Readable.from(json()));

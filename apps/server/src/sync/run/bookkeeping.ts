@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { type RecordData, type Shadow, shadowAfterWrite, type WriteOp } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import { shadowFromStore, toStoredShadow } from '../../db/stored-shadow';
 import type { MappingPlan } from '../load-sync-plan';
 import { type Counts, type RunContext, rowsDoc } from './run-context';
 
@@ -67,26 +69,78 @@ export async function resolveIssues(db: Db, a: { coreBaseId: string }, remoteIds
   );
 }
 
+/**
+ * A batch with at least this many creates on one side is logged as one operation that names its
+ * records (a first sync's chunks, a bulk insert); fewer are logged one by one with their values.
+ * The values of a batched create are its link's shadow until the record next changes, and that
+ * change's operation keeps what it replaced.
+ */
+export const BATCHED_CREATES_MIN = 20;
+
 /** Links the records a batch created, logs the operations and resolves their issues: a few statements per batch. */
 export async function linkCreated(
   db: Db,
   a: RunContext & { openIssues: boolean },
   created: { op: Extract<WriteOp, { kind: 'create' }>; remoteId: string; postImage: RecordData | null }[],
 ) {
-  const lefts = created.map(({ op, remoteId }) => (op.side === 'left' ? remoteId : op.sourceId));
-  const rights = created.map(({ op, remoteId }) => (op.side === 'right' ? remoteId : op.sourceId));
-  const doc = rowsDoc(
-    created.map(({ op, remoteId, postImage }, i) => ({
-      l: lefts[i],
-      r: rights[i],
-      s: shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
-    })),
+  for (const side of ['left', 'right'] as const) {
+    const mine = created.filter((c) => c.op.side === side);
+    if (mine.length >= BATCHED_CREATES_MIN) await linkBatch(db, a, side, mine);
+    else if (mine.length > 0) await linkEach(db, a, mine);
+  }
+  if (a.openIssues)
+    await resolveIssues(
+      db,
+      a,
+      created.flatMap(({ op, remoteId }) => [remoteId, op.sourceId]),
+    );
+}
+
+type Created = Parameters<typeof linkCreated>[2];
+
+const linkRows = (a: RunContext, created: Created) =>
+  created.map(({ op, remoteId, postImage }) => ({
+    l: op.side === 'left' ? remoteId : op.sourceId,
+    r: op.side === 'right' ? remoteId : op.sourceId,
+    s: toStoredShadow(shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields })),
+  }));
+
+/** One operation for the batch, naming its records; each link points at it. */
+async function linkBatch(db: Db, a: RunContext, side: 'left' | 'right', created: Created) {
+  const entryId = randomUUID();
+  await sql`insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow, shadow_version, created_entry_id)
+      select ${a.ownerId}, ${a.coreBaseId}::uuid, ${a.m.tableMappingId}::uuid, u.l, u.r, u.s, 1, ${entryId}::uuid
+        from json_to_recordset(${rowsDoc(linkRows(a, created))}::json) as u(l text, r text, s json)`.execute(
+    db,
   );
+  await db
+    .insertInto('sync_log_entry')
+    .values({
+      id: entryId,
+      owner_id: a.ownerId,
+      sync_log_id: a.syncLogId,
+      core_base_id: a.coreBaseId,
+      side,
+      operation: 'create',
+      record_count: created.length,
+      records: JSON.stringify({
+        remote: created.map((c) => c.remoteId),
+        source: created.map((c) => c.op.sourceId),
+      }),
+    })
+    .execute();
+}
+
+/** An operation per record, with the values written. */
+async function linkEach(db: Db, a: RunContext, created: Created) {
+  const links = linkRows(a, created);
+  const lefts = links.map((l) => l.l);
+  const rights = links.map((l) => l.r);
   // Each operation finds its link by the pair of ids.
   const rows = (
     await sql`insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow, shadow_version)
       select ${a.ownerId}, ${a.coreBaseId}::uuid, ${a.m.tableMappingId}::uuid, u.l, u.r, u.s, 1
-        from json_to_recordset(${doc}::json) as u(l text, r text, s jsonb)
+        from json_to_recordset(${rowsDoc(links)}::json) as u(l text, r text, s json)
       returning id, left_remote_id, right_remote_id`.execute(db)
   ).rows as { id: string; left_remote_id: string; right_remote_id: string }[];
   const linkOf = new Map(rows.map((r) => [`${r.left_remote_id}\u0000${r.right_remote_id}`, r.id]));
@@ -102,12 +156,6 @@ export async function linkCreated(
       a: postImage?.fields ?? op.fields,
     })),
   );
-  if (a.openIssues)
-    await resolveIssues(
-      db,
-      a,
-      created.flatMap(({ op, remoteId }) => [remoteId, op.sourceId]),
-    );
 }
 
 /** Stores the shadows of a batch's updates, with the operations (before: the previous shadow's values). */
@@ -126,13 +174,15 @@ export async function storeUpdated(
   const doc = rowsDoc(
     updated.map(({ op, remoteId, postImage, before }) => ({
       id: op.linkId,
-      s: movedEntries(
-        before,
-        shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+      s: toStoredShadow(
+        movedEntries(
+          before,
+          shadowAfterWrite(a.m.spec, op, postImage ?? { id: remoteId, fields: op.fields }),
+        ),
       ),
     })),
   );
-  await sql`update core_meta_record as c set shadow = c.shadow || u.s, shadow_version = c.shadow_version + 1, updated_at = now()
+  await sql`update core_meta_record as c set shadow = (c.shadow::jsonb || u.s)::json, shadow_version = c.shadow_version + 1, updated_at = now()
     from json_to_recordset(${doc}::json) as u(id uuid, s jsonb)
    where c.id = u.id`.execute(db);
   // Before and after of the fields written (the whole post-image would repeat every unchanged column).
@@ -232,7 +282,7 @@ export async function applySuccess(
           table_mapping_id: a.m.tableMappingId,
           left_remote_id: op.side === 'left' ? remoteId : op.sourceId,
           right_remote_id: op.side === 'right' ? remoteId : op.sourceId,
-          shadow: JSON.stringify(shadow),
+          shadow: JSON.stringify(toStoredShadow(shadow)),
           shadow_version: 1,
         })
         .returning('id')
@@ -245,14 +295,14 @@ export async function applySuccess(
         .where('id', '=', op.linkId as string)
         .executeTakeFirst();
       before = {
-        ...beforeValues(a.m, op, (prev?.shadow ?? {}) as Shadow),
+        ...beforeValues(a.m, op, shadowFromStore(prev?.shadow) ?? {}),
         // What the target held when it was written over (a conditional update checked it).
         ...(op.kind === 'update' ? op.expected : {}),
       };
       await db
         .updateTable('core_meta_record')
         .set((eb) => ({
-          shadow: JSON.stringify(shadow),
+          shadow: JSON.stringify(toStoredShadow(shadow)),
           shadow_version: eb('shadow_version', '+', 1),
           updated_at: now,
           ...(op.kind === 'create'

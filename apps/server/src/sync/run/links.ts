@@ -1,13 +1,15 @@
-import { type Link, matchRecords, type Shadow } from '@lockstep/engine';
+import { type Link, matchRecords } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import { shadowFromStore } from '../../db/stored-shadow';
 import type { MappingPlan } from '../load-sync-plan';
 
 export type LinkRow = {
   id: string;
   left_remote_id: string | null;
   right_remote_id: string | null;
-  shadow: Shadow | Record<string, never>;
+  /** As stored (db/stored-shadow). */
+  shadow: unknown;
   shadow_version: number;
 };
 
@@ -15,7 +17,7 @@ export const toLink = (r: LinkRow): Link => ({
   id: r.id,
   leftId: r.left_remote_id,
   rightId: r.right_remote_id,
-  shadow: Object.keys(r.shadow).length === 0 ? null : (r.shadow as Shadow),
+  shadow: shadowFromStore(r.shadow),
   version: r.shadow_version,
 });
 

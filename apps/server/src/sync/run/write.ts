@@ -2,6 +2,7 @@ import type { WriteRequest } from '@lockstep/connectors';
 import { planWrites, type RecordData, type Shadow, type WriteOp } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import { toStoredShadow } from '../../db/stored-shadow';
 import { stopwatch } from '../chunk-timings';
 import { storePendingRelations } from '../relations';
 import { FOLLOW_UP_ROUNDS, type FollowUp, followUpOf, reconcileFollowUps } from '../write-follow-ups';
@@ -228,7 +229,7 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
   if (result.shadowUpdates.length > 0) {
     const u = result.shadowUpdates;
     await sql`update core_meta_record as c set shadow = u.s, shadow_version = c.shadow_version + 1, updated_at = now()
-      from json_to_recordset(${rowsDoc(u.map((x) => ({ id: x.linkId, s: x.shadow })))}::json) as u(id uuid, s jsonb)
+      from json_to_recordset(${rowsDoc(u.map((x) => ({ id: x.linkId, s: toStoredShadow(x.shadow) })))}::json) as u(id uuid, s json)
      where c.id = u.id`.execute(db);
   }
   if (result.unlinked.length)
