@@ -644,7 +644,8 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
           const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
           return `${j}\t${cols.map((c) => copyText(param(r, c))).join('\t')}\n`;
         });
-        await pipeline(Readable.from(lines), client.query(copyFrom(`copy ${tmp} from stdin`)));
+        // Sent as one chunk: a chunk per line was a socket write per row (2 s of 100k rows).
+        await pipeline(Readable.from([lines.join('')]), client.query(copyFrom(`copy ${tmp} from stdin`)));
         const res = await client.query(
           `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')})
              select ${cols.map((_, k) => `"__c${k}"`).join(', ')} from ${tmp} order by "__i" returning *`,

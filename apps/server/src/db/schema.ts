@@ -246,6 +246,8 @@ export type FirstSyncStateTable = {
   matched: Generated<boolean>;
   reconcile_side: Generated<string>;
   reconcile_after: Generated<string>;
+  /** Staged in this preview's records (sync_preview_record) rather than in first_sync_record. */
+  preview_id: string | null;
   updated_at: Timestamp;
 };
 

@@ -44,6 +44,22 @@ export async function storeFirstSyncPosition(db: Db, p: FirstSyncPosition) {
 
 type Sides = { left: TableConnector; right: TableConnector };
 
+type StagedRow = { id: string; remote_id: string; fields: Record<string, unknown> };
+
+/**
+ * The staged records of one side, as a subquery (id, remote_id, match_key, fields): the sync's own
+ * download (first_sync_record), or the records of the preview it was applied from. Both hold a
+ * record once (their unique keys).
+ */
+function stagedOf(m: MappingPlan, previewId: string | null, side: 'left' | 'right') {
+  if (!previewId)
+    return sql`(select id, remote_id, match_key, fields from first_sync_record
+      where table_mapping_id = ${m.tableMappingId}::uuid and side = ${side})`;
+  const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
+  return sql`(select p.id, p.remote_id, p.match_key, p.fields from sync_preview_record p
+      where p.sync_preview_id = ${previewId}::uuid and p.external_table_id = ${tableId}::uuid and p.side = ${side})`;
+}
+
 const emptyPage = (cursor: string | null): ReadPage => ({
   records: [],
   deletedIds: [],
@@ -128,6 +144,7 @@ export async function firstSyncStep(
   // 2. Match: a key held by exactly one record on each side pairs them (duplicates pair nothing).
   // One grouped scan, no self-join: the staged rows are fresh, so the planner has no statistics for
   // them and a join was planned as nested loops (6,000 rows took 10 s, 20,000 took 100 s).
+  const staged = (side: 'left' | 'right') => stagedOf(m, state.preview_id, side);
   if (!state.matched) {
     await sql`
       insert into core_meta_record (owner_id, core_base_id, table_mapping_id, left_remote_id, right_remote_id, shadow)
@@ -137,14 +154,17 @@ export async function firstSyncStep(
           min(remote_id) filter (where side = 'right') as r,
           count(*) filter (where side = 'left') as nl,
           count(*) filter (where side = 'right') as nr
-        from first_sync_record
-        where table_mapping_id = ${m.tableMappingId} and match_key is not null
+        from (select 'left' as side, remote_id, match_key from ${staged('left')} l
+              union all select 'right', remote_id, match_key from ${staged('right')} r) s
+        where match_key is not null
         group by match_key
       ) k
       where k.nl = 1 and k.nr = 1
       on conflict do nothing`.execute(db);
     // The chunks below look staged rows up by key and side: give the planner their real numbers.
-    await sql`analyze first_sync_record`.execute(db);
+    await sql`analyze ${sql.table(state.preview_id ? 'sync_preview_record' : 'first_sync_record')}`.execute(
+      db,
+    );
     await db
       .updateTable('first_sync_state')
       .set({ matched: true, updated_at: new Date() })
@@ -160,30 +180,16 @@ export async function firstSyncStep(
     fields: r.fields as RecordData['fields'],
   });
   if (side === 'left') {
-    const rows = await db
-      .selectFrom('first_sync_record')
-      .select(['id', 'remote_id', 'fields'])
-      .where('table_mapping_id', '=', m.tableMappingId)
-      .where('side', '=', 'left')
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(RECONCILE_CHUNK)
-      .execute();
+    const rows = (
+      await sql<StagedRow>`select r.id::text as id, r.remote_id, r.fields from ${staged('left')} r
+        where r.id > ${after}::bigint order by r.id limit ${RECONCILE_CHUNK}`.execute(db)
+    ).rows;
     if (rows.length > 0) {
-      const partners = await db
-        .selectFrom('first_sync_record as r')
-        .innerJoin('core_meta_record as l', (j) =>
-          j.onRef('l.right_remote_id', '=', 'r.remote_id').on('l.table_mapping_id', '=', m.tableMappingId),
-        )
-        .select(['r.remote_id', 'r.fields'])
-        .where('r.table_mapping_id', '=', m.tableMappingId)
-        .where('r.side', '=', 'right')
-        .where(
-          'l.left_remote_id',
-          'in',
-          rows.map((r) => r.remote_id),
-        )
-        .execute();
+      const partners = (
+        await sql<StagedRow>`select r.id::text as id, r.remote_id, r.fields from ${staged('right')} r
+          join core_meta_record l on l.right_remote_id = r.remote_id and l.table_mapping_id = ${m.tableMappingId}::uuid
+          where l.left_remote_id = any(${rows.map((r) => r.remote_id)}::text[])`.execute(db)
+      ).rows;
       return {
         kind: 'pages',
         left: { ...emptyPage(null), records: rows.map(toRecord) },
@@ -201,25 +207,13 @@ export async function firstSyncStep(
       .where('table_mapping_id', '=', m.tableMappingId)
       .execute();
   }
-  const unpaired = await db
-    .selectFrom('first_sync_record as r')
-    .select(['r.id', 'r.remote_id', 'r.fields'])
-    .where('r.table_mapping_id', '=', m.tableMappingId)
-    .where('r.side', '=', 'right')
-    .where('r.id', '>', side === 'right' ? after : '0')
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('core_meta_record as l')
-            .select('l.id')
-            .where('l.table_mapping_id', '=', m.tableMappingId)
-            .whereRef('l.right_remote_id', '=', 'r.remote_id'),
-        ),
-      ),
-    )
-    .orderBy('r.id')
-    .limit(RECONCILE_CHUNK)
-    .execute();
+  const unpaired = (
+    await sql<StagedRow>`select r.id::text as id, r.remote_id, r.fields from ${staged('right')} r
+      where r.id > ${side === 'right' ? after : '0'}::bigint
+        and not exists (select 1 from core_meta_record l
+          where l.table_mapping_id = ${m.tableMappingId}::uuid and l.right_remote_id = r.remote_id)
+      order by r.id limit ${RECONCILE_CHUNK}`.execute(db)
+  ).rows;
   if (unpaired.length > 0) {
     return {
       kind: 'pages',

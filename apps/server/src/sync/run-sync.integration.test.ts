@@ -16,6 +16,17 @@ beforeAll(async () => {
   t.ctx.runtimeConnectors.register('memory', () => backend.connector(3));
   // The same apps writing 100 records per batch, as the PostgreSQL connector does.
   t.ctx.runtimeConnectors.register('memory-bulk', () => backend.connector(100));
+  // The same apps returning the first record of every page twice, as offset paging can.
+  t.ctx.runtimeConnectors.register('memory-repeat', () => {
+    const c = backend.connector(3);
+    return {
+      ...c,
+      read: async (...args: Parameters<typeof c.read>) => {
+        const page = await c.read(...args);
+        return { ...page, records: [...page.records, ...page.records.slice(0, 1)] };
+      },
+    };
+  });
   user = await signUp(t.app, 'runtime@test.test');
   await t.app.inject({
     method: 'POST',
@@ -181,6 +192,29 @@ async function waitForRuns(coreBaseId: string, n: number) {
 
 const names = (app: { records: Map<string, { fields: Record<string, unknown> }> }, field: string) =>
   [...app.records.values()].map((r) => r.fields[field]).sort();
+
+const post = (url: string, payload: object) =>
+  t.app.inject({ method: 'POST', url, headers: { ...user.auth, ...json }, payload });
+const patch = (url: string, payload: object) =>
+  t.app.inject({ method: 'PATCH', url, headers: { ...user.auth, ...json }, payload });
+const get = async (url: string) => (await t.app.inject({ url, headers: user.auth })).json();
+/** Waits until the preview reaches one of `statuses` (the real queue runs its steps). */
+const until = async (id: string, statuses: string[]) => {
+  let p: { status: string; summary?: unknown } = { status: '' };
+  for (let i = 0; i < 200; i++) {
+    p = await get(`/rest/sync-preview/${id}`);
+    if (statuses.includes(p.status)) return p;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const jobs = (
+    await t.ctx.pool.query(
+      `select state, singleton_key, data, output from pgboss.job where name = 'sync-preview-step'`,
+    )
+  ).rows;
+  throw new Error(
+    `preview never reached ${statuses.join(' or ')}: ${JSON.stringify(p)} jobs ${JSON.stringify(jobs)}`,
+  );
+};
 
 describe('sync runs end to end', () => {
   it('runs the first sync through the queue: matches on email, creates the rest, no duplicates', async () => {
@@ -530,28 +564,6 @@ describe('sync runs end to end', () => {
     s.left.userCreate({ email: 'DUP@x.com', name: 'Dup 2' });
     s.right.userCreate({ mail: ' ADA@x.com', full_name: 'Ada L.' });
     s.right.userCreate({ mail: 'linus@x.com', full_name: 'Linus' });
-    const post = (url: string, payload: object) =>
-      t.app.inject({ method: 'POST', url, headers: { ...user.auth, ...json }, payload });
-    const patch = (url: string, payload: object) =>
-      t.app.inject({ method: 'PATCH', url, headers: { ...user.auth, ...json }, payload });
-    const get = async (url: string) => (await t.app.inject({ url, headers: user.auth })).json();
-    const until = async (id: string, statuses: string[]) => {
-      let p: { status: string; summary?: unknown } = { status: '' };
-      for (let i = 0; i < 200; i++) {
-        p = await get(`/rest/sync-preview/${id}`);
-        if (statuses.includes(p.status)) return p;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const jobs = (
-        await t.ctx.pool.query(
-          `select state, singleton_key, data, output from pgboss.job where name = 'sync-preview-step'`,
-        )
-      ).rows;
-      throw new Error(
-        `preview never reached ${statuses.join(' or ')}: ${JSON.stringify(p)} jobs ${JSON.stringify(jobs)}`,
-      );
-    };
-
     const created = await post('/rest/sync-preview/create', { coreBaseId: s.id });
     expect(created.statusCode).toBe(201);
     expect(created.json().status).toBe('downloading');
@@ -633,6 +645,23 @@ describe('sync runs end to end', () => {
     expect(s.left.records.size).toBe(5);
     expect((await get(`/rest/core-bases/${s.id}`)).syncState).toBe('on');
     expect((await patch(`/rest/sync-preview/${id}`, { status: 'cancelled' })).statusCode).toBe(409);
+  });
+
+  it('stages a record the app returned twice once: previewed once, created once', async () => {
+    const s = await createSync('repeat', { type: 'memory-repeat' });
+    for (const name of ['Ada', 'Grace', 'Alan']) s.left.userCreate({ email: `${name}@x.com`, name });
+    const created = await post('/rest/sync-preview/create', { coreBaseId: s.id });
+    const id = created.json().id as string;
+    expect((await until(id, ['in_review', 'planning_problem'])).status).toBe('in_review');
+    const staged = await t.ctx.db
+      .selectFrom('sync_preview_record')
+      .select('remote_id')
+      .where('sync_preview_id', '=', id)
+      .execute();
+    expect(staged).toHaveLength(3);
+    expect((await patch(`/rest/sync-preview/${id}`, { status: 'applying' })).statusCode).toBe(200);
+    expect((await until(id, ['done', 'applying_failed'])).status).toBe('done');
+    expect(names(s.right, 'mail')).toEqual(['ada@x.com', 'alan@x.com', 'grace@x.com']);
   });
 
   it('holds conflicts and deletes for review, and carries out the decisions', async () => {

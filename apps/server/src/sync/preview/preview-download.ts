@@ -70,7 +70,8 @@ async function downloadTable(
       const doc = JSON.stringify(page.records.map((r) => ({ r: r.id, k: keyOf(side, r), f: r.fields })));
       await sql`insert into sync_preview_record (sync_preview_id, external_table_id, side, remote_id, match_key, fields)
         select ${preview.id}::uuid, ${table.tableId}::uuid, ${side}, u.r, u.k, u.f
-          from json_to_recordset(${doc}::json) as u(r text, k text, f json)`.execute(db);
+          from json_to_recordset(${doc}::json) as u(r text, k text, f json)
+        on conflict (sync_preview_id, external_table_id, remote_id) do nothing`.execute(db);
     }
     lap('preview: stage a page');
     const done = add(page.records.length);
