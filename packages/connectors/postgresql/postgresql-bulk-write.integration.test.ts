@@ -118,4 +118,63 @@ describe('PostgreSQL bulk creates through COPY', () => {
     expect(results[123]?.ok).toBe(false);
     expect((await backend.query('select count(*)::int as n from bulk')).rows[0].n).toBe(450 + 299);
   });
+
+  it('updates a bulk through COPY exactly as the per-row path does, with post-images in request order, failing only a refused row', async () => {
+    // Both tables begin with the same 450 rows (the tests above); update each of them the same way.
+    const ids = async (table: string) =>
+      (await backend.query(`select id::text as rid from ${table} order by id limit 450`)).rows.map(
+        (r) => r.rid as string,
+      );
+    const edits = (rowIds: string[], prefix: string): WriteRequest[] =>
+      rowIds.map((id, i) => ({
+        kind: 'update' as const,
+        remoteId: id,
+        idempotencyKey: `${prefix}-${i}`,
+        fields: {
+          name: `${awkward[(i + 3) % awkward.length]} edited #${i}`,
+          tags: i % 3 === 0 ? null : ['x\ty', awkward[i % awkward.length] as string],
+          amount: i % 4 === 0 ? null : `${i}.50`,
+        },
+      }));
+    // Reversed: the post-images must follow the requests, not the table's order.
+    const bulkIds = (await ids('bulk')).reverse();
+    // The bulk goes through its own COPY staging table (a session temp table of its column types,
+    // kept only if the COPY path succeeded: a failure is rolled back and bisected into small updates).
+    const stagingTables = async () =>
+      Number(
+        (
+          await backend.query(
+            `select count(*) from pg_class where relname like 'lockstep_copy_%' and relpersistence = 't'`,
+          )
+        ).rows[0].count,
+      );
+    const before = await stagingTables();
+    const bulk = await connector.write('public.bulk', edits(bulkIds, 'bulk-edit'));
+    expect(await stagingTables()).toBe(before + 1);
+    const single: Awaited<ReturnType<typeof connector.write>> = [];
+    const all = edits((await ids('single')).reverse(), 'single-edit');
+    for (let i = 0; i < all.length; i += 50)
+      single.push(...(await connector.write('public.single', all.slice(i, i + 50))));
+    expect(bulk.every((r) => r.ok)).toBe(true);
+    expect(single.every((r) => r.ok)).toBe(true);
+    const firstRows = async (table: string) =>
+      (
+        await backend.query(
+          `select name, tags, doc, amount::text, ok, born::text, seen, n from ${table} order by id limit 450`,
+        )
+      ).rows;
+    expect(await firstRows('bulk')).toEqual(await firstRows('single'));
+    for (const [i, r] of bulk.entries()) {
+      if (!r.ok) throw new Error('expected ok');
+      expect(r.remoteId).toBe(bulkIds[i]);
+      expect(r.postImage?.fields.name).toBe(`${awkward[(i + 3) % awkward.length]} edited #${i}`);
+    }
+
+    const refused = edits(bulkIds.slice(0, 300), 'refused-edit').map((r, i) =>
+      i === 77 && r.kind === 'update' ? { ...r, fields: { ...r.fields, name: 'refused' } } : r,
+    );
+    const results = await connector.write('public.bulk', refused);
+    expect(results.filter((r) => !r.ok)).toHaveLength(1);
+    expect(results[77]?.ok).toBe(false);
+  });
 });

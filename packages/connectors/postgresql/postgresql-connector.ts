@@ -631,21 +631,11 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
       };
 
       async function copyInsert(cols: string[], items: number[]): Promise<Record<string, unknown>[]> {
-        // One staging table per column types, kept by the pooled connection's session (creating and
-        // dropping one per batch cost more than the COPY saved); emptied at commit and after use.
-        const defs = cols.map((c, k) => `"__c${k}" ${types.get(c) ?? 'text'}`);
-        const tmp = quoteIdent(
-          `lockstep_copy_${createHash('sha1').update(defs.join(',')).digest('hex').slice(0, 16)}`,
+        const create = (i: number) => requests[i] as Extract<WriteRequest, { kind: 'create' }>;
+        const tmp = await copyStaged(
+          cols.map((c) => ({ type: types.get(c) ?? 'text', value: (i: number) => param(create(i), c) })),
+          items,
         );
-        await client.query(
-          `create temp table if not exists ${tmp} ("__i" integer, ${defs.join(', ')}) on commit delete rows`,
-        );
-        const lines = items.map((i, j) => {
-          const r = requests[i] as Extract<WriteRequest, { kind: 'create' }>;
-          return `${j}\t${cols.map((c) => copyText(param(r, c))).join('\t')}\n`;
-        });
-        // Sent as one chunk: a chunk per line was a socket write per row (2 s of 100k rows).
-        await pipeline(Readable.from([lines.join('')]), client.query(copyFrom(`copy ${tmp} from stdin`)));
         const res = await client.query(
           `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')})
              select ${cols.map((_, k) => `"__c${k}"`).join(', ')} from ${tmp} order by "__i" returning *`,
@@ -654,11 +644,60 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         return res.rows;
       }
 
-      // Updates of one column set: UPDATE ... FROM (VALUES ...) with typed values, matched back by index.
+      /**
+       * A bulk's values through COPY into a session staging table of these column types (created
+       * once per pooled connection, emptied at commit and after use): `__i` the item's index, then
+       * the given columns as `__c0`... Answers the table's name.
+       */
+      async function copyStaged(
+        columns: { type: string; value: (i: number) => unknown }[],
+        items: number[],
+      ): Promise<string> {
+        const defs = columns.map((c, k) => `"__c${k}" ${c.type}`);
+        const tmp = quoteIdent(
+          `lockstep_copy_${createHash('sha1').update(defs.join(',')).digest('hex').slice(0, 16)}`,
+        );
+        await client.query(
+          `create temp table if not exists ${tmp} ("__i" integer, ${defs.join(', ')}) on commit delete rows`,
+        );
+        const lines = items.map((i) => `${i}\t${columns.map((c) => copyText(c.value(i))).join('\t')}\n`);
+        // Sent as one chunk: a chunk per line was a socket write per row (2 s of 100k rows).
+        await pipeline(Readable.from([lines.join('')]), client.query(copyFrom(`copy ${tmp} from stdin`)));
+        return tmp;
+      }
+
+      // Updates of one column set: UPDATE ... FROM (VALUES ...) with typed values, matched back by
+      // index; a bulk (a 10,000-row edit) from a COPY-staged table instead of bind parameters.
       const updateBatch = (cols: string[]) => async (items: number[]) => {
         const per = Math.max(1, Math.floor(MAX_PARAMS / (cols.length + 2)));
         const byIndex = new Map<number, Record<string, unknown>>();
-        for (let s = 0; s < items.length; s += per) {
+        const take = (rows: Record<string, unknown>[]) => {
+          for (const row of rows) {
+            const i = Number(row.__lockstep_i);
+            delete row.__lockstep_i;
+            byIndex.set(i, row);
+          }
+        };
+        if (items.length >= COPY_MIN_ROWS) {
+          const update = (i: number) => requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+          const tmp = await copyStaged(
+            [
+              { type: types.get(pk) as string, value: (i) => update(i).remoteId },
+              ...cols.map((c) => ({
+                type: types.get(c) ?? 'text',
+                value: (i: number) => param(update(i), c),
+              })),
+            ],
+            items,
+          );
+          const res = await client.query(
+            `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k + 1}"`).join(', ')}
+               from ${tmp} as v where t.${quoteIdent(pk)} = v."__c0" returning v."__i" as "__lockstep_i", t.*`,
+          );
+          await client.query(`delete from ${tmp}`);
+          take(res.rows as Record<string, unknown>[]);
+        }
+        for (let s = 0; items.length < COPY_MIN_ROWS && s < items.length; s += per) {
           const part = items.slice(s, s + per);
           const params: unknown[] = [];
           const tuples = part.map((i, j) => {
@@ -676,11 +715,7 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
               where t.${quoteIdent(pk)} = v."__k" returning v."__i" as "__lockstep_i", t.*`,
             params,
           );
-          for (const row of res.rows as Record<string, unknown>[]) {
-            const i = Number(row.__lockstep_i);
-            delete row.__lockstep_i;
-            byIndex.set(i, row);
-          }
+          take(res.rows as Record<string, unknown>[]);
         }
         for (const i of items) {
           const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
