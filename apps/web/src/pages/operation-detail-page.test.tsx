@@ -56,6 +56,8 @@ const entry = (id: string, operation: string, before: unknown, after: unknown) =
   remoteId: `R-${id}`,
   before,
   after,
+  recordCount: 1,
+  records: null as { remote: string[]; source: string[] } | null,
   createdAt: '2026-01-03T10:00:01Z',
 });
 const log = {
@@ -76,8 +78,19 @@ const log = {
         { name: 'Grace Hopper', email: 'g@example.com' },
       ),
       entry('2', 'create', null, { name: 'Ada' }),
+      // A first sync's chunk: 25 creates logged as one operation.
+      {
+        ...entry('3', 'create', null, null),
+        coreMetaRecordId: null,
+        remoteId: null,
+        recordCount: 25,
+        records: {
+          remote: Array.from({ length: 25 }, (_, i) => `new-${i}`),
+          source: Array.from({ length: 25 }, (_, i) => `old-${i}`),
+        },
+      },
     ],
-    total: 2,
+    total: 3,
     skip: 0,
     take: 20,
   },
@@ -117,7 +130,7 @@ describe('operation detail page', () => {
     expect(await screen.findByText('The newsletter app refused a write.')).toBeTruthy();
     expect(urls[0]).toBe('/rest/sync-logs/log-1?skip=0&take=20');
     expect(screen.getByText(/^1 created (in|on the) .*, 1 updated (in|on the) /)).toBeTruthy();
-    expect(screen.getByText('Changes (2)')).toBeTruthy();
+    expect(screen.getByText('Changes (3)')).toBeTruthy();
 
     // Field names come from the sync's schema once it has loaded.
     const renamed = (await screen.findAllByText('Full name'))[0]?.closest('tr') as HTMLElement;
@@ -132,6 +145,10 @@ describe('operation detail page', () => {
     const created = screen.getByText('Ada').closest('tr') as HTMLElement;
     expect(within(created).getByText('—')).toBeTruthy();
     expect(screen.getAllByText('Newsletter').length).toBeGreaterThan(0);
+    // A batch of creates says how many and names each record with the one it was copied from.
+    expect(screen.getByText('25 records in one batch')).toBeTruthy();
+    expect(screen.getByText(/^Created 25 records/)).toBeTruthy();
+    expect(screen.getByText('new-7 ← old-7')).toBeTruthy();
   });
 });
 
