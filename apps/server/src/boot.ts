@@ -1,3 +1,4 @@
+import { setPublicHostsOnly } from '@lockstep/connectors';
 import { createAuth, migrateAuth } from './auth/auth';
 import { createBearerVerifier } from './auth/verify-bearer';
 import type { Config } from './config';
@@ -87,6 +88,7 @@ export async function boot(
       });
     else if (config.sandbox) log('LOCKSTEP_SANDBOX needs --role=all: its simulators live in one process.');
     const allowPrivateHosts = config.environment === 'local' || config.environment === 'test';
+    setPublicHostsOnly(!allowPrivateHosts);
     const sandboxUrls = () => sandbox?.urls() ?? [];
     const airtable = {
       apiUrl: config.airtable.apiUrl,

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import { ConnectorError } from '../sdk/connector';
-import { assertHostAllowed } from '../sdk/ssrf-guard';
+import { assertHostAllowed, guardedSocket, publicHostsOnly } from '../sdk/ssrf-guard';
 
 export type PgConnectionItems = {
   connectionString?: string;
@@ -94,6 +94,8 @@ export function poolConfig(items: PgConnectionItems, timeouts: PgTimeouts = {}):
     timeouts.connectMs && timeouts.connectMs > 0 ? timeouts.connectMs : DEFAULT_CONNECT_TIMEOUT_MS;
   const limits = {
     connectionTimeoutMillis: connectMs,
+    // Outside local mode the host is resolved again at each connect, and refused if private now.
+    ...(publicHostsOnly() ? { stream: () => guardedSocket() } : {}),
     ...(timeouts.queryMs && timeouts.queryMs > 0
       ? { query_timeout: timeouts.queryMs, statement_timeout: timeouts.queryMs }
       : {}),

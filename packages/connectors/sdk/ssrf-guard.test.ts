@@ -1,5 +1,16 @@
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { assertHostAllowed, checkHost, type LookupAll, privateAddressKind } from './ssrf-guard';
+import { poolConfig } from '../postgresql/connection';
+import {
+  assertHostAllowed,
+  checkHost,
+  guardedSocket,
+  type LookupAll,
+  privateAddressKind,
+  publicOnlyLookup,
+  setPublicHostsOnly,
+} from './ssrf-guard';
 
 const resolvesTo =
   (...addresses: string[]): LookupAll =>
@@ -115,5 +126,72 @@ describe('checkHost', () => {
     expect(unknown.ok ? null : unknown.error.code).toBe('validation');
     const empty = await checkHost('  ', { allowPrivate: false });
     expect(empty.ok ? null : empty.error.code).toBe('validation');
+  });
+});
+
+describe('checked again at connect time (DNS rebinding)', () => {
+  /** A resolver that answers what `answers` says, one answer per call (the last one repeats). */
+  const rebinding = (...answers: string[][]) => {
+    let call = 0;
+    return ((_host: string, _options: unknown, callback: (e: Error | null, a: LookupAddress[]) => void) => {
+      const list = answers[Math.min(call++, answers.length - 1)] as string[];
+      callback(
+        null,
+        list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
+    }) as unknown as typeof dnsLookup;
+  };
+  const resolve = (lookup: ReturnType<typeof publicOnlyLookup>, all: boolean) =>
+    new Promise<{ error: unknown; result: unknown }>((done) =>
+      lookup('db.example.com', { all }, (error, address) => done({ error, result: address })),
+    );
+
+  it('passes public addresses through, in both forms net.connect asks for', async () => {
+    const lookup = publicOnlyLookup(rebinding(['93.184.216.34', '2606:2800:220:1::1']));
+    expect(await resolve(lookup, true)).toEqual({
+      error: null,
+      result: [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ],
+    });
+    expect(await resolve(lookup, false)).toEqual({ error: null, result: '93.184.216.34' });
+  });
+
+  it('refuses a name that resolved to a public address when saved and to a private one now', async () => {
+    const base = rebinding(['93.184.216.34'], ['93.184.216.34', '169.254.169.254']);
+    const first = await resolve(publicOnlyLookup(base), false);
+    expect(first.error).toBeNull();
+    const second = await resolve(publicOnlyLookup(base), true);
+    expect(second.error).toMatchObject({ code: 'permission_denied' });
+    expect(String((second.error as Error).message)).toContain('169.254.169.254');
+  });
+
+  it('makes the socket fail before any byte is sent when the host resolves to a private address', async () => {
+    const socket = guardedSocket(rebinding(['127.0.0.1']));
+    const failed = new Promise<Error>((done) => socket.once('error', done));
+    socket.connect(5432, 'db.example.com');
+    expect(await failed).toMatchObject({ code: 'permission_denied' });
+  });
+
+  it('guards every PostgreSQL connection while the server allows public hosts only', async () => {
+    setPublicHostsOnly(true);
+    try {
+      const client = new pg.Client(
+        poolConfig({ host: 'localhost', port: '1', database: 'x', user: 'x', password: 'x' }),
+      );
+      client.on('error', () => {});
+      const error = await client.connect().catch((e: unknown) => e);
+      expect(String((error as Error).message)).toMatch(/refused host localhost/);
+    } finally {
+      setPublicHostsOnly(false);
+    }
+    // Local mode: no guard (the connection is refused by the closed port instead).
+    const client = new pg.Client(
+      poolConfig({ host: 'localhost', port: '1', database: 'x', user: 'x', password: 'x' }),
+    );
+    client.on('error', () => {});
+    const error = await client.connect().catch((e: unknown) => e);
+    expect(String((error as Error).message)).not.toMatch(/refused host/);
   });
 });

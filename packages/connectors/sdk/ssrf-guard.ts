@@ -1,5 +1,6 @@
+import { lookup as dnsLookupCallback, type LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction, Socket } from 'node:net';
 import { ConnectorError } from './connector';
 
 /** Why an address is refused; null for an ordinary public address. */
@@ -129,8 +130,9 @@ const defaultLookup: LookupAll = (host) => dnsLookup(host, { all: true, verbatim
 
 /**
  * Refuses hosts that lead into Lockstep's own network (SSRF): every address the name resolves to must
- * be public. Does nothing in local mode. The check is at connection time only; a name that re-resolves
- * differently later (DNS rebinding) is not covered here.
+ * be public. Does nothing in local mode. This check gives the user a clear answer when a connection
+ * is saved; a name that re-resolves differently later (DNS rebinding) is refused by the sockets
+ * themselves (publicOnlyLookup, guardedSocket).
  */
 export async function checkHost(host: string, options: HostCheckOptions): Promise<HostCheck> {
   const name = host.trim().replace(/^\[|\]$/g, '');
@@ -195,3 +197,57 @@ export async function assertHostAllowed(host: string, options: HostCheckOptions)
   if (!result.ok) throw result.error;
   return result.addresses;
 }
+
+/**
+ * A `lookup` for net.connect that refuses a name resolving to a non-public address, at the moment
+ * of connecting: the address checked is the address connected to, so a name that answered a public
+ * address when the connection was saved and a private one now (DNS rebinding) is refused.
+ * IP literals skip lookup; checkHost refuses those when the connection is saved.
+ */
+export function publicOnlyLookup(base: typeof dnsLookupCallback = dnsLookupCallback): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, { ...options, all: true }, (error, addresses) => {
+      const list = (addresses ?? []) as LookupAddress[];
+      if (error) return callback(error, options.all ? [] : '', 0);
+      const bad = list.find((a) => privateAddressKind(a.address));
+      const kind = bad ? privateAddressKind(bad.address) : null;
+      if (bad && kind) {
+        const refused = refuse(`${hostname} (${bad.address})`, DESCRIPTION[kind], kind);
+        return callback(
+          (refused as { error: ConnectorError }).error as unknown as NodeJS.ErrnoException,
+          options.all ? [] : '',
+          0,
+        );
+      }
+      if (options.all) return callback(null, list);
+      const first = list[0];
+      if (!first)
+        return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** A socket whose `connect(port, host)` (as pg calls it) resolves through publicOnlyLookup. */
+export function guardedSocket(base?: typeof dnsLookupCallback): Socket {
+  const socket = new Socket();
+  const connect = socket.connect.bind(socket) as (...args: unknown[]) => Socket;
+  socket.connect = ((...args: unknown[]) =>
+    typeof args[0] === 'number' && typeof args[1] === 'string'
+      ? connect({ port: args[0], host: args[1], lookup: publicOnlyLookup(base) }, ...args.slice(2))
+      : connect(...args)) as Socket['connect'];
+  return socket;
+}
+
+let publicOnly = false;
+
+/**
+ * Whether outbound database connections may reach private addresses, for the whole process: the
+ * server sets it once at boot (private hosts only in local and test mode); while it is off, every
+ * PostgreSQL connection resolves its host through publicOnlyLookup.
+ */
+export function setPublicHostsOnly(value: boolean) {
+  publicOnly = value;
+}
+
+export const publicHostsOnly = () => publicOnly;
