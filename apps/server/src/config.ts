@@ -6,7 +6,7 @@ export type Role = (typeof ROLES)[number];
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
+  HOST: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   LOCKSTEP_DATA_DIR: z.string().optional(),
   LOCKSTEP_ENV: z.enum(['local', 'test', 'staging', 'production']).default('local'),
@@ -143,7 +143,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   ].filter((s) => s !== '');
   return {
     port: e.PORT,
-    host: e.HOST,
+    // On the embedded default (no DATABASE_URL: one person's machine) only this machine may connect
+    // until HOST says otherwise; a deployment with its own PostgreSQL listens on every address.
+    host: e.HOST || (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     role: roleArg as Role,
     databaseUrl: e.DATABASE_URL || undefined,
     dataDir: path.resolve(e.LOCKSTEP_DATA_DIR ?? path.join(repoRoot, '.data')),

@@ -19,6 +19,7 @@ import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
 import { mountAuth } from './mount-auth';
 import { refuseNul } from './refuse-nul';
+import { registerSecurityHeaders } from './security-headers';
 
 const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
 
@@ -47,6 +48,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
   app.decorateRequest('principal', null);
   app.addHook('onResponse', logRequest);
 
+  await registerSecurityHeaders(app, { publicUrl: ctx.config.publicUrl });
   await app.register(fastifySwagger, {
     openapi: {
       info: {
@@ -59,7 +61,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
+  // The docs page runs inline scripts: it sends its own policy, with their hashes, on its routes.
+  await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true });
 
   app.get('/health', { schema: { tags: ['public'], security: [] } }, async () => {
     await ctx.pool.query('select 1');
