@@ -74,7 +74,7 @@ export function assertUserSchema(schema: string) {
 
 export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: string): Promise<PgTable[]> {
   const cols = await client.query(
-    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable, c.datetime_precision,
+    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.is_generated, c.identity_generation, c.is_nullable, c.column_default, c.datetime_precision,
             t.typtype = 'e' as is_enum,
             (select array_agg(e.enumlabel::text order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) as enum_labels
        from information_schema.columns c
@@ -123,6 +123,13 @@ export async function discoverTables(client: pg.Pool | pg.PoolClient, schema: st
         ...(isEnum ? { choices: c.enum_labels } : {}),
         ...(fk ? { references: `${fk.ref_schema}.${fk.ref_table}.${fk.ref_column}` } : {}),
         nullable: c.is_nullable === 'YES',
+        // A NOT NULL column the database fills for no one: a row without a value here is refused.
+        ...(c.is_nullable === 'NO' &&
+        c.column_default === null &&
+        c.identity_generation === null &&
+        c.is_generated !== 'ALWAYS'
+          ? { required: true }
+          : {}),
         // The fraction digits the column holds (6 unless declared, as timestamptz(3)): the engine
         // compares with another app's date-times at the precision both hold.
         ...(fieldType === 'datetime' && c.datetime_precision !== null

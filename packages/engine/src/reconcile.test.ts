@@ -526,3 +526,51 @@ describe('reconcile of date-times with microseconds', () => {
     expect(r.stats.echoes).toBe(1);
   });
 });
+
+describe('reconcile with a field the other app requires', () => {
+  // The right side's name is a NOT NULL column without a default.
+  const requiring = (): TableMappingSpec => {
+    const m = mapping();
+    m.fields = m.fields.map((fm) =>
+      fm.id === 'name' ? { ...fm, right: { ...fm.right, options: { required: true } } } : fm,
+    );
+    return m;
+  };
+  const Lnull = (id: string) => ({ id, fields: { l_email: 'b@x.com', l_name: null } });
+
+  it('creates no record whose required value is empty, and says which field', () => {
+    const r = reconcile({
+      mapping: requiring(),
+      links: [],
+      left: { ...none, records: [Lnull('L2'), L('L3', 'Grace', 'g@x.com')] },
+      right: none,
+    });
+    expect(r.operations.map((o) => (o.kind === 'create' ? o.sourceId : o.kind))).toEqual(['L3']);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ code: 'required_missing', side: 'left', recordId: 'L2', fieldId: 'l_name' }),
+    ]);
+    // The other direction has no requirement: an empty name is created as empty.
+    const back = reconcile({
+      mapping: requiring(),
+      links: [],
+      left: none,
+      right: { ...none, records: [{ id: 'R2', fields: { r_email: 'c@x.com', r_name: null } }] },
+    });
+    expect(back.operations).toHaveLength(1);
+    expect(back.problems).toEqual([]);
+  });
+
+  it('does not write an emptied value into a required field, and keeps reporting it until it is filled', () => {
+    const r = reconcile({
+      mapping: requiring(),
+      links: [link('Ada')],
+      left: { ...none, records: [{ id: 'L1', fields: { l_email: 'a@x.com', l_name: null } }] },
+      right: none,
+    });
+    expect(r.operations).toEqual([]);
+    expect(r.shadowUpdates).toEqual([]);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ code: 'required_missing', side: 'left', recordId: 'L1' }),
+    ]);
+  });
+});

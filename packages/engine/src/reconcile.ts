@@ -173,6 +173,8 @@ const shadowOf = (sf: ShadowField, side: Side) => (side === 'left' ? sf.l : sf.r
 const flows = (d: Direction, from: Side) =>
   d === 'both' || d === (from === 'left' ? 'left_to_right' : 'right_to_left');
 const UNREADABLE = Object.freeze({ ok: false as boolean, value: null as CanonicalValue });
+/** What an app stores as no value at all (NULL): a required field refuses it. An empty text is a value. */
+const blank = (v: CanonicalValue | undefined) => v === null || v === undefined;
 
 /** An operation's idempotency key: a 128-bit hash of what identifies it (53 bits could collide). */
 const keyFor = (mappingId: string, linkOrSource: string, version: number, kind: string, side: Side) =>
@@ -274,6 +276,17 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       return { ok: false, value: null };
     }
     return { ok: true, value: c.value };
+  };
+  // A field the other app requires, empty at the source: the write is held back and reported.
+  const requiredMissing = (from: Side, fm: FieldMapping, recordId: string) => {
+    const target = fieldOf(fm, otherSide(from));
+    out.problems.push({
+      code: 'required_missing',
+      side: from,
+      recordId,
+      fieldId: fieldOf(fm, from).id,
+      message: `${fieldOf(fm, from).name} is empty, and ${target.name} on the other side requires a value.`,
+    });
   };
   // A relation that waits: reported once, as a problem (previews show it) and as a pending write.
   const waitFor = (p: PendingRelation, fm: FieldMapping) => {
@@ -386,6 +399,12 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       return true;
     }
     if (!c.ok) return false;
+    if (blank(c.value) && fieldOf(fm, to).options?.required) {
+      // Not written: the app would refuse the whole record. The shadow stays, so it is reported
+      // again (an issue, a preview problem) until the source holds a value.
+      requiredMissing(from, fm, (from === 'left' ? link.leftId : link.rightId) ?? link.id);
+      return false;
+    }
     if (valuesEqualAcross(c.value, fieldOf(fm, from), current, fieldOf(fm, to))) {
       // The other side already holds it (an echo, or a crash after a write): only the shadow moves.
       nextShadow(p)[fm.id] = { l: lv, r: rv };
@@ -522,11 +541,22 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     const to = otherSide(from);
     const fields: Record<string, CanonicalValue> = {};
     const intended: Shadow = {};
+    let refused = false;
     for (const fm of mapping.fields) {
       if (!writable(fm, from)) continue;
       const v = readField(from, record, fm);
-      if (!v.ok) continue;
+      const required = fieldOf(fm, to).options?.required === true;
+      if (!v.ok) {
+        refused ||= required;
+        continue;
+      }
       const c = convertFor(from, fm, v.value, record.id);
+      if (!c.pending && required && (!c.ok || blank(c.value))) {
+        // The app would refuse the record: it is not created until its source holds a value.
+        if (c.ok) requiredMissing(from, fm, record.id);
+        refused = true;
+        continue;
+      }
       if (c.pending) {
         // Created without it; the shadow says the other side has nothing yet (see PendingRelation).
         waitFor(c.pending, fm);
@@ -537,6 +567,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       fields[fieldOf(fm, to).id] = c.value;
       intended[fm.id] = from === 'left' ? { l: v.value, r: c.value } : { l: c.value, r: v.value };
     }
+    if (refused) return;
     out.stats.creates++;
     out.operations.push({
       kind: 'create',

@@ -55,6 +55,8 @@ export type FieldSpec = {
     choices?: string[];
     /** The app adds a choice it does not have yet when one is written (Notion's select). */
     openChoices?: boolean;
+    /** The app refuses a record without a value here (a NOT NULL column without a default). */
+    required?: boolean;
     currencyCode?: string;
     currencyDigits?: number;
     relationTableMappingId?: string;
@@ -75,7 +77,8 @@ export type Problem = {
     | 'duplicate_key'
     | 'missing_key'
     | 'incompatible_mapping'
-    | 'unmapped_option';
+    | 'unmapped_option'
+    | 'required_missing';
   message: string;
   side?: Side;
   recordId?: string;

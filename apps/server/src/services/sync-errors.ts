@@ -134,6 +134,13 @@ const FIXES: Record<string, Fix> = {
       'Map the field to one of a compatible type, or correct the value in the source record, then retry.',
     ],
   },
+  required_missing: {
+    title: 'Fill in the required field',
+    steps: [
+      'The other app requires a value in this field, and the record has none, so it was not written there.',
+      'Fill in the field in the source record (or map a field that always has a value); the next run writes it.',
+    ],
+  },
   relation_pending: {
     title: 'Sync the linked record first',
     steps: [

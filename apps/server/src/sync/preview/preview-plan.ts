@@ -32,6 +32,8 @@ export const emptySummary = (): PreviewSummary => ({
 
 /** Staged records planned per statement: the heap holds one chunk and its partners. */
 const PLAN_CHUNK = 5000;
+/** Problems of one value that the other app cannot take: shown in the preview before anything is written. */
+const VALUE_PROBLEMS = new Set(['unmapped_option', 'type_mismatch', 'required_missing']);
 
 type Staged = { id: string; remote_id: string; fields: Record<string, unknown> };
 
@@ -247,7 +249,7 @@ async function planChunk(
     },
   });
   for (const p of result.problems) {
-    if ((p.code !== 'unmapped_option' && p.code !== 'type_mismatch') || !p.side || !p.fieldId) continue;
+    if (!VALUE_PROBLEMS.has(p.code) || !p.side || !p.fieldId) continue;
     const key = `${p.side}\u0000${p.fieldId}\u0000${p.message}`;
     const entry = valueProblems.get(key) ?? {
       side: p.side,
