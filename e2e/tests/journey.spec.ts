@@ -149,28 +149,29 @@ test('a new user sets up a first sync on the demo databases, watches an edit tra
   await expect(page.getByText('Ada J. Edited').first()).toBeVisible();
   await shot(page, '29b-operation-detail');
 
-  // A value the CRM refuses (a contact needs a name): an issue on that record, the rest goes on.
+  // A value the CRM requires (a contact needs a name) emptied in the newsletter: it is not written,
+  // an issue on that record says why, the rest goes on.
   await sql('demo_newsletter', 'update subscribers set name = null where lower(trim(email)) = $1', [EMAIL]);
   await page.goto(`/syncs/${syncId}/issues`);
-  await expect(page.getByText(/needs a value/).first()).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByText(/requires a value/).first()).toBeVisible({ timeout: 30_000 });
   await shot(page, '30-sync-issues');
   await page.goto('/issues');
   // Issues come grouped by cause; the group opens its issues.
   await shot(page, '30b-issues-by-cause');
   await page
     .getByTestId('issue-cause')
-    .filter({ hasText: /needs a value/ })
+    .filter({ hasText: /requires a value/ })
     .getByRole('button', { name: 'Show' })
     .click();
   await expect(
     page
       .getByRole('link')
-      .filter({ hasText: /needs a value/ })
+      .filter({ hasText: /requires a value/ })
       .first(),
   ).toBeVisible();
   await page
     .getByRole('link')
-    .filter({ hasText: /needs a value/ })
+    .filter({ hasText: /requires a value/ })
     .first()
     .click();
   await expect(page).toHaveURL(/\/issues\/[0-9a-f-]{36}$/);

@@ -68,5 +68,10 @@ describe('a field the other app requires', () => {
         'No longer nameless',
       'the filled-in record synced',
     );
+    // Its issue is resolved by the write that carried the value.
+    await until(
+      async () => (await api('GET', `/rest/sync-errors?filters=${filters}&take=100`)).items.length === 0,
+      'the issue resolved',
+    );
   });
 });

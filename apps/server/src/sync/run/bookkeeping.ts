@@ -70,6 +70,19 @@ export async function resolveIssues(db: Db, a: { coreBaseId: string }, remoteIds
 }
 
 /**
+ * Updated pairs resolve the open issues of both their records: an issue may name the record a value
+ * was written from (a required value it lacked) as well as the one written to. A cause that still
+ * stands is recorded again by the same run (recordOutcomes comes after the writes).
+ */
+export async function resolvePairIssues(db: Db, a: { coreBaseId: string }, linkIds: string[]) {
+  if (linkIds.length === 0) return;
+  await sql`update sync_error e set status = 'resolved', updated_at = now()
+      from core_meta_record c
+     where c.id = any(${linkIds}::uuid[]) and e.core_base_id = ${a.coreBaseId}::uuid and e.status <> 'resolved'
+       and e.remote_id in (c.left_remote_id, c.right_remote_id)`.execute(db);
+}
+
+/**
  * A batch with at least this many creates on one side is logged as one operation that names its
  * records (a first sync's chunks, a bulk insert); fewer are logged one by one with their values.
  * The values of a batched create are its link's shadow until the record next changes, and that
@@ -201,10 +214,10 @@ export async function storeUpdated(
     })),
   );
   if (a.openIssues)
-    await resolveIssues(
+    await resolvePairIssues(
       db,
       a,
-      updated.map((u) => u.remoteId),
+      updated.map((u) => u.op.linkId),
     );
 }
 
