@@ -18,9 +18,13 @@ export type Secrets = { authSecret: string; secretKey: string; intercomSecret: s
 
 export async function loadSecrets(config: Config, warn: (line: string) => void): Promise<Secrets> {
   const fromFiles = !config.authSecret || !config.secretKey;
-  if (fromFiles && config.databaseUrl && config.environment === 'production') {
+  // Outside local and test mode generated secrets are refused: a server that is reached by others
+  // must have secrets chosen and kept by its operator (and shared by all its processes), not files
+  // beside a data dir that a redeploy may lose, signing everyone out and leaving the stored
+  // connection secrets unreadable.
+  if (fromFiles && (config.environment === 'production' || config.environment === 'staging')) {
     throw new Error(
-      'Set BETTER_AUTH_SECRET and LOCKSTEP_SECRET_KEY in production: every process must share the same secrets.',
+      `Set BETTER_AUTH_SECRET and LOCKSTEP_SECRET_KEY (each: openssl rand -base64 32) when LOCKSTEP_ENV is ${config.environment}: every process must share the same secrets, kept outside the server.`,
     );
   }
   if (fromFiles && config.databaseUrl) {
