@@ -644,6 +644,24 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
         return res.rows;
       }
 
+      /** Updates from a COPY-staged table (`__c0` the key), rows tagged with their item's index. */
+      async function copyUpdate(cols: string[], items: number[]): Promise<Record<string, unknown>[]> {
+        const update = (i: number) => requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+        const tmp = await copyStaged(
+          [
+            { type: types.get(pk) as string, value: (i) => update(i).remoteId },
+            ...cols.map((c) => ({ type: types.get(c) ?? 'text', value: (i: number) => param(update(i), c) })),
+          ],
+          items,
+        );
+        const res = await client.query(
+          `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k + 1}"`).join(', ')}
+             from ${tmp} as v where t.${quoteIdent(pk)} = v."__c0" returning v."__i" as "__lockstep_i", t.*`,
+        );
+        await client.query(`delete from ${tmp}`);
+        return res.rows;
+      }
+
       /**
        * A bulk's values through COPY into a session staging table of these column types (created
        * once per pooled connection, emptied at commit and after use): `__i` the item's index, then
@@ -678,45 +696,28 @@ export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlC
             byIndex.set(i, row);
           }
         };
-        if (items.length >= COPY_MIN_ROWS) {
-          const update = (i: number) => requests[i] as Extract<WriteRequest, { kind: 'update' }>;
-          const tmp = await copyStaged(
-            [
-              { type: types.get(pk) as string, value: (i) => update(i).remoteId },
-              ...cols.map((c) => ({
-                type: types.get(c) ?? 'text',
-                value: (i: number) => param(update(i), c),
-              })),
-            ],
-            items,
-          );
-          const res = await client.query(
-            `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k + 1}"`).join(', ')}
-               from ${tmp} as v where t.${quoteIdent(pk)} = v."__c0" returning v."__i" as "__lockstep_i", t.*`,
-          );
-          await client.query(`delete from ${tmp}`);
-          take(res.rows as Record<string, unknown>[]);
-        }
-        for (let s = 0; items.length < COPY_MIN_ROWS && s < items.length; s += per) {
-          const part = items.slice(s, s + per);
-          const params: unknown[] = [];
-          const tuples = part.map((i, j) => {
-            const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
-            const start = params.length;
-            params.push(i, r.remoteId, ...cols.map((c) => param(r, c)));
-            const cast = (k: number, type: string) =>
-              j === 0 ? `$${start + k + 1}::${type}` : `$${start + k + 1}`;
-            return `(${[cast(0, 'integer'), cast(1, types.get(pk) as string), ...cols.map((c, k) => cast(k + 2, types.get(c) ?? 'text'))].join(',')})`;
-          });
-          const names = ['"__i"', '"__k"', ...cols.map((_, k) => `"__c${k}"`)];
-          const res = await client.query(
-            `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k}"`).join(', ')}
+        if (items.length >= COPY_MIN_ROWS) take(await copyUpdate(cols, items));
+        else
+          for (let s = 0; s < items.length; s += per) {
+            const part = items.slice(s, s + per);
+            const params: unknown[] = [];
+            const tuples = part.map((i, j) => {
+              const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
+              const start = params.length;
+              params.push(i, r.remoteId, ...cols.map((c) => param(r, c)));
+              const cast = (k: number, type: string) =>
+                j === 0 ? `$${start + k + 1}::${type}` : `$${start + k + 1}`;
+              return `(${[cast(0, 'integer'), cast(1, types.get(pk) as string), ...cols.map((c, k) => cast(k + 2, types.get(c) ?? 'text'))].join(',')})`;
+            });
+            const names = ['"__i"', '"__k"', ...cols.map((_, k) => `"__c${k}"`)];
+            const res = await client.query(
+              `update ${qualified(table)} as t set ${cols.map((c, k) => `${quoteIdent(c)} = v."__c${k}"`).join(', ')}
                from (values ${tuples.join(',')}) as v(${names.join(', ')})
               where t.${quoteIdent(pk)} = v."__k" returning v."__i" as "__lockstep_i", t.*`,
-            params,
-          );
-          take(res.rows as Record<string, unknown>[]);
-        }
+              params,
+            );
+            take(res.rows as Record<string, unknown>[]);
+          }
         for (const i of items) {
           const r = requests[i] as Extract<WriteRequest, { kind: 'update' }>;
           const row = byIndex.get(i);

@@ -209,15 +209,11 @@ export function publicOnlyLookup(base: typeof dnsLookupCallback = dnsLookupCallb
     base(hostname, { ...options, all: true }, (error, addresses) => {
       const list = (addresses ?? []) as LookupAddress[];
       if (error) return callback(error, options.all ? [] : '', 0);
-      const bad = list.find((a) => privateAddressKind(a.address));
-      const kind = bad ? privateAddressKind(bad.address) : null;
-      if (bad && kind) {
-        const refused = refuse(`${hostname} (${bad.address})`, DESCRIPTION[kind], kind);
-        return callback(
-          (refused as { error: ConnectorError }).error as unknown as NodeJS.ErrnoException,
-          options.all ? [] : '',
-          0,
-        );
+      for (const { address } of list) {
+        const kind = privateAddressKind(address);
+        if (!kind) continue;
+        const refused = refuse(`${hostname} (${address})`, DESCRIPTION[kind], kind);
+        if (!refused.ok) return callback(refused.error as NodeJS.ErrnoException, options.all ? [] : '', 0);
       }
       if (options.all) return callback(null, list);
       const first = list[0];
