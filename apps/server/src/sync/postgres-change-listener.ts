@@ -59,8 +59,8 @@ export function createPostgresChangeListener(
   // Many commits on watched tables wake each sync once per window, not once per commit.
   const wakeUps = createWakeCoalescer((id) => requestSyncRun(deps.boss, id, 'change', PRIORITY.webhook));
 
-  /** Starts or stops the listener's WAL watch as its database's change capture asks. */
-  function setLogical(l: Listener, logical: boolean) {
+  /** Starts or stops the listener's WAL watch as its database's change capture asks (resolves once a stopped watch's pump in flight ended). */
+  function setLogical(l: Listener, logical: boolean): Promise<void> {
     if (logical && !l.wal && !stopped) {
       // A failed drain (the server away) is tried again with backoff; the sync's own read drains too.
       l.wal = watchWal({
@@ -74,9 +74,11 @@ export function createPostgresChangeListener(
       retired.polls += s.polls;
       retired.pumps += s.pumps;
       retired.failures += s.failures;
-      l.wal.stop();
+      const stopping = l.wal.stop();
       l.wal = null;
+      return stopping;
     }
+    return Promise.resolve();
   }
 
   async function refresh() {
@@ -113,7 +115,7 @@ export function createPostgresChangeListener(
     for (const [key, l] of listeners) {
       if (!wanted.has(key)) {
         listeners.delete(key);
-        setLogical(l, false);
+        await setLogical(l, false);
         await l.client?.close();
       }
     }
@@ -121,7 +123,7 @@ export function createPostgresChangeListener(
       const existing = listeners.get(key);
       if (existing) {
         existing.tables = tables;
-        setLogical(existing, logical.has(key));
+        await setLogical(existing, logical.has(key));
         continue;
       }
       const runSyncs = (bases: Iterable<string>) => {
@@ -140,7 +142,7 @@ export function createPostgresChangeListener(
           ...(deps.log ? { log: deps.log } : {}),
         });
         listeners.set(key, listener);
-        setLogical(listener, logical.has(key));
+        await setLogical(listener, logical.has(key));
         // A first LISTEN too: changes made while no worker listened (all were down, or this one just
         // started after a crash) were NOTIFYed to nobody, and the poll schedule is a minute away.
         runSyncs(new Set([...tables.values()].flatMap((b) => [...b])));
@@ -186,7 +188,8 @@ export function createPostgresChangeListener(
       stopped = true;
       wakeUps.stop();
       if (timer) clearInterval(timer);
-      for (const l of listeners.values()) setLogical(l, false);
+      // The watches' pumps end before their connections close.
+      await Promise.all([...listeners.values()].map((l) => setLogical(l, false)));
       await own?.close();
       await Promise.all([...listeners.values()].map((l) => l.client?.close()));
       listeners.clear();

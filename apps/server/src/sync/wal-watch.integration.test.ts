@@ -39,9 +39,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  watch?.stop();
+  await watch?.stop();
   await connector.end();
   await listen.end();
+  // A closed connection's backend lets go of the slot a moment after the client sees it closed.
+  for (let i = 0; i < 100; i++) {
+    const busy = await user.query(
+      `select 1 from pg_replication_slots where database = current_database() and active`,
+    );
+    if (busy.rowCount === 0) break;
+    await sleep(50);
+  }
   await user.query(
     `select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = current_database()`,
   );

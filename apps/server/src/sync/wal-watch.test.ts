@@ -25,7 +25,9 @@ function fakeServer() {
 }
 
 let watch: WalWatch | null = null;
-afterEach(() => watch?.stop());
+afterEach(async () => {
+  await watch?.stop();
+});
 
 describe('watchWal', () => {
   it('pumps once at start, then only when the WAL moved', async () => {
@@ -102,7 +104,7 @@ describe('watchWal', () => {
     current = second.client;
     await until(() => pumpedOn.length === 2);
     expect(pumpedOn).toEqual([first.client, second.client]);
-    watch.stop();
+    await watch.stop();
     const polls = second.server.polls;
     await sleep(20);
     expect(second.server.polls, 'stopped').toBe(polls);

@@ -17,7 +17,8 @@ export type WalWatchOptions = {
 export type WalWatch = {
   /** Polls made and pumps started so far (for tests and benches). */
   stats(): { polls: number; pumps: number; failures: number };
-  stop(): void;
+  /** Stops polling; resolves once a poll or pump in flight has finished (the slot is free again). */
+  stop(): Promise<void>;
 };
 
 /**
@@ -37,6 +38,7 @@ export function watchWal(options: WalWatchOptions): WalWatch {
   const safetyMs = options.safetyMs ?? 5_000;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  let inFlight: Promise<unknown> | null = null;
   let lastLsn: string | null = null;
   let lastClient: pg.ClientBase | null = null;
   let lastPumpAt = 0;
@@ -83,7 +85,10 @@ export function watchWal(options: WalWatchOptions): WalWatch {
   async function tick() {
     timer = null;
     const started = performance.now();
-    const delay = await step();
+    const running = step();
+    inFlight = running;
+    const delay = await running;
+    inFlight = null;
     // The cadence counts from the start of the step: a pump longer than pollMs is followed at once.
     schedule(delay - (performance.now() - started));
   }
@@ -91,10 +96,11 @@ export function watchWal(options: WalWatchOptions): WalWatch {
   schedule(0);
   return {
     stats: () => ({ ...stats }),
-    stop() {
+    async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      await inFlight;
     },
   };
 }
