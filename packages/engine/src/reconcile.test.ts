@@ -449,6 +449,44 @@ describe('reconcile', () => {
     expect(shadow.name).toEqual({ l: 'ada lovelace', r: 'Ada Lovelace' });
   });
 
+  it("keeps a created record's app-stamped read-only value as the shadow, never carrying it back over the source", () => {
+    // Left stamps its own created time (read-only there); right's created_at is writable.
+    const m = mapping(
+      {},
+      {
+        fields: [
+          ...mapping().fields,
+          {
+            id: 'created',
+            left: field('l_created', 'datetime', { readOnly: true }),
+            right: field('r_created', 'datetime'),
+            direction: 'both',
+          },
+        ],
+      },
+    );
+    const source = {
+      id: 'R9',
+      fields: { r_email: 'b@x.com', r_name: 'Bo', r_created: '2020-01-01T00:00:00Z' },
+    };
+    const first = reconcile({ mapping: m, links: [], left: none, right: { ...none, records: [source] } });
+    const create = first.operations[0];
+    if (create?.kind !== 'create') throw new Error('expected a create');
+    expect(Object.keys(create.fields).sort()).toEqual(['l_email', 'l_name']);
+    const made = {
+      id: 'L9',
+      fields: { l_email: 'b@x.com', l_name: 'Bo', l_created: '2026-11-25T09:00:00Z' },
+    };
+    const shadow = shadowAfterWrite(m, create, made);
+    const next = reconcile({
+      mapping: m,
+      links: [{ id: 'k9', leftId: 'L9', rightId: 'R9', version: 1, shadow }],
+      left: { ...none, records: [made] },
+      right: { ...none, records: [source] },
+    });
+    expect(next.operations).toEqual([]);
+  });
+
   it('cuts writes into batches of the connector size, creates first', () => {
     const left = {
       ...none,

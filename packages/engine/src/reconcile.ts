@@ -543,7 +543,14 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     const intended: Shadow = {};
     let refused = false;
     for (const fm of mapping.fields) {
-      if (!writable(fm, from)) continue;
+      if (!writable(fm, from)) {
+        // Not written (read-only there, or it flows the other way only): the new record gets what
+        // its app gives it, and the shadow takes that from the post-image (`shadowAfterWrite`), so
+        // a created time the app stamps is never carried back over the source's own value.
+        const v = readField(from, record, fm);
+        if (v.ok) intended[fm.id] = from === 'left' ? { l: v.value, r: null } : { l: null, r: v.value };
+        continue;
+      }
       const v = readField(from, record, fm);
       const required = fieldOf(fm, to).options?.required === true;
       if (!v.ok) {
@@ -663,7 +670,11 @@ export function shadowAfterWrite(
     const sf = shadow[fm.id];
     if (!sf) continue;
     const spec = fieldOf(fm, op.side);
-    if (!(spec.id in op.fields)) continue;
+    // A create's unwritten fields hold what the app gave the new record, when its post-image says.
+    const from = otherSide(op.side);
+    const unwritten = spec.readOnly === true || !flows(mapping.direction, from) || !flows(fm.direction, from);
+    const given = op.kind === 'create' && unwritten && spec.id in postImage.fields;
+    if (!(spec.id in op.fields) && !given) continue;
     const n = normalizeValue(spec.type, postImage.fields[spec.id] ?? null, {
       currencyCode: spec.options?.currencyCode,
     });

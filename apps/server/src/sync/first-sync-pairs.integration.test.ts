@@ -245,6 +245,49 @@ async function inStep(coreBaseId: string) {
   return out;
 }
 
+/**
+ * What the apply wrote that the preview did not show: per side, the created count when it differs
+ * from the planned creates, and every updated field of a record the preview did not list among that
+ * record's changes. Records created by the apply itself are left out of the updates: their
+ * relations are written right after both ends exist, which the preview shows as the create.
+ */
+async function appliedBeyondPreview(previewId: string, coreBaseId: string) {
+  const staged = await t.ctx.db
+    .selectFrom('sync_preview_record')
+    .select(['side', 'remote_id', 'plan', 'changes'])
+    .where('sync_preview_id', '=', previewId)
+    .execute();
+  const entries = await t.ctx.db
+    .selectFrom('sync_log_entry')
+    .select(['side', 'operation', 'remote_id', 'before', 'after', 'record_count', 'records'])
+    .where('core_base_id', '=', coreBaseId)
+    .execute();
+  const creates: string[] = [];
+  const created = new Set<string>();
+  for (const side of ['left', 'right'] as const) {
+    const planned = staged.filter((r) => r.plan === `create_${side}`).length;
+    const mine = entries.filter((e) => e.side === side && e.operation === 'create');
+    for (const e of mine) {
+      if (e.remote_id) created.add(`${side}:${e.remote_id}`);
+      for (const id of e.records?.remote ?? []) created.add(`${side}:${id}`);
+    }
+    const done = mine.reduce((n, e) => n + e.record_count, 0);
+    if (done !== planned) creates.push(`${side}: planned ${planned}, created ${done}`);
+  }
+  const shown = new Map<string, Set<string>>();
+  for (const r of staged)
+    if (r.plan === `update_${r.side}`)
+      shown.set(`${r.side}:${r.remote_id}`, new Set(Object.keys((r.changes ?? {}) as object)));
+  const updates: string[] = [];
+  for (const e of entries) {
+    if (e.operation !== 'update' || created.has(`${e.side}:${e.remote_id}`)) continue;
+    const fields = shown.get(`${e.side}:${e.remote_id}`) ?? new Set();
+    for (const field of Object.keys((e.after ?? {}) as object))
+      if (!fields.has(field)) updates.push(`${e.side} ${e.remote_id} ${field}`);
+  }
+  return { creates, updates };
+}
+
 const PAIRS: [App, App][] = [
   ['demo_crm', 'demo_newsletter'],
   ['airtable', 'demo_crm'],
@@ -272,8 +315,16 @@ describe('the first sync of every pair the embedded default offers', () => {
       expect(problems.items.map((p: { message: string }) => p.message)).toEqual([]);
       expect(planned.status).toBe('in_review');
       // A matched pair is updated or already in step, never counted as both.
-      const { pairs, unchanged, updateLeft, updateRight } = planned.summary;
+      const { pairs, unchanged, updateLeft, updateRight, byTable } = planned.summary;
       expect(unchanged + 2 * Math.max(updateLeft, updateRight)).toBeLessThanOrEqual(2 * pairs);
+      // The tabs count one table pair at a time, and the pairs add up to the totals.
+      const perPair = Object.values(byTable) as Record<string, number>[];
+      expect(perPair.length).toBeGreaterThan(0);
+      for (const k of ['createLeft', 'createRight', 'updateLeft', 'updateRight', 'unchanged'])
+        expect(
+          perPair.reduce((n, one) => n + (one[k] ?? 0), 0),
+          k,
+        ).toBe(planned.summary[k]);
 
       await api('PATCH', `/rest/sync-preview/${created.id}`, { status: 'applying' });
       expect((await previewStatus(created.id, ['done', 'applying_failed'])).status).toBe('done');
@@ -284,6 +335,7 @@ describe('the first sync of every pair the embedded default offers', () => {
         progress.tables.map(() => 0),
       );
       await settleSync(t.ctx.db, core.id, () => true, 60_000);
+      expect(await appliedBeyondPreview(created.id, core.id)).toEqual({ creates: [], updates: [] });
       const issues = await api(
         'GET',
         `/rest/sync-errors?take=5&filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id, status: 'open' }))}`,

@@ -10,7 +10,8 @@ import { transitionPreview } from '../services/sync-previews';
 import { announceSyncsChanged } from './postgres-change-listener';
 import { stageFirstSyncsFromPreview } from './preview/preview-apply';
 import { downloadPreview, previewMappings, rekeyStaged } from './preview/preview-download';
-import { emptySummary, planMapping } from './preview/preview-plan';
+import { emptySummary, type PreviewSummary, planMapping } from './preview/preview-plan';
+import { orderByLinks, relationTargets } from './relations';
 import type { RuntimeConnectors } from './runtime-connectors';
 
 export type PreviewDeps = {
@@ -59,15 +60,24 @@ export async function runPreviewStep(
       // sorting the table (1M staged rows: 90 s of the plan).
       await sql`analyze sync_preview_record`.execute(db);
       const summary = emptySummary();
-      for (const m of (await previewMappings(db, preview)).mappings)
-        await planMapping(db, previewId, m, summary);
+      // Per table pair too: the preview's tabs count the pair on show.
+      const byTable: Record<string, PreviewSummary> = {};
+      const { mappings } = await previewMappings(db, preview);
+      const targets = relationTargets(mappings);
+      // Linked tables first, as apply runs them: a contact's company is paired before the contact.
+      for (const m of orderByLinks(mappings)) {
+        const one = emptySummary();
+        await planMapping(db, previewId, m, one, targets);
+        byTable[m.tableMappingId] = one;
+        for (const k of Object.keys(one) as (keyof PreviewSummary)[]) summary[k] += one[k];
+      }
       await transitionPreview(
         db,
         previewId,
         'planning',
         summary.duplicates > 0 ? 'planning_problem' : 'in_review',
         'server',
-        summary,
+        { ...summary, byTable },
       );
       if (preview.tracking_id)
         await updateProgress(db, preview.tracking_id, {

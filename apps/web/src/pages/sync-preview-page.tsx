@@ -389,6 +389,13 @@ function Summary({ sync, summary }: { sync: CoreBase; summary: Record<string, un
   );
 }
 
+/** A plan's count for the table pair on show (the totals for a preview planned before per-pair counts). */
+function countOf(preview: SyncPreview, pairId: string | undefined, key: string): number {
+  const byTable = preview.summary.byTable as Record<string, Record<string, number>> | undefined;
+  const one = pairId ? byTable?.[pairId] : undefined;
+  return Number((one ?? preview.summary)[key] ?? 0);
+}
+
 function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }) {
   const navigate = useNavigate();
   const patch = usePatchPreview(preview);
@@ -483,7 +490,7 @@ function PreviewBody({ sync, preview }: { sync: CoreBase; preview: SyncPreview }
         <Tabs.List>
           {PLAN_TABS.map((t) => (
             <Tabs.Tab key={t.value} value={t.value}>
-              {t.label(sync)} ({Number(preview.summary[t.key] ?? 0).toLocaleString()})
+              {t.label(sync)} ({countOf(preview, pair?.id, t.key).toLocaleString()})
             </Tabs.Tab>
           ))}
         </Tabs.List>

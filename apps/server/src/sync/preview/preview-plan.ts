@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database';
 import { stopwatch } from '../chunk-timings';
 import type { MappingPlan } from '../load-sync-plan';
+import { type RelationResolver, relationResolver } from '../relations';
 import { loadLinks, toLink } from '../run/links';
 import { rekeyStaged } from './preview-download';
 
@@ -44,7 +45,13 @@ type Staged = { id: string; remote_id: string; fields: Record<string, unknown> }
  * with their partners, then the right records nobody partnered), and each chunk's plans are stored
  * with one statement.
  */
-export async function planMapping(db: Db, previewId: string, m: MappingPlan, summary: PreviewSummary) {
+export async function planMapping(
+  db: Db,
+  previewId: string,
+  m: MappingPlan,
+  summary: PreviewSummary,
+  relationTargets: Map<string, string>,
+) {
   const scope = sql`sync_preview_id = ${previewId}::uuid and
     ((external_table_id = ${m.left.tableId}::uuid and side = 'left') or (external_table_id = ${m.right.tableId}::uuid and side = 'right'))`;
   const lap = stopwatch();
@@ -75,7 +82,7 @@ export async function planMapping(db: Db, previewId: string, m: MappingPlan, sum
       if (rows.length === 0) break;
       after = rows[rows.length - 1]?.id as string;
       lap('preview: read a chunk');
-      await planChunk(db, previewId, m, side, rows, summary, valueProblems);
+      await planChunk(db, previewId, m, side, rows, summary, valueProblems, relationTargets);
       lap('preview: plan a chunk');
     }
   }
@@ -205,6 +212,7 @@ async function planChunk(
   rows: Staged[],
   summary: PreviewSummary,
   valueProblems: ValueProblems,
+  relationTargets: Map<string, string>,
 ) {
   const ids = rows.map((r) => r.remote_id);
   // The links the sync already has for these records (a sync previewed again), by index.
@@ -238,15 +246,17 @@ async function planChunk(
       ).rows;
   }
   const toRecord = (r: Staged): RecordData => ({ id: r.remote_id, fields: r.fields as RecordData['fields'] });
+  const pages = {
+    left: (side === 'left' ? rows : []).map(toRecord),
+    right: (side === 'left' ? partners : rows).map(toRecord),
+  };
+  const resolveRelation = await previewRelationResolver(db, previewId, m, relationTargets, pages);
   const result = reconcile({
     mapping: m.spec,
     links,
-    left: { records: (side === 'left' ? rows : []).map(toRecord), deletedIds: [], scanComplete: false },
-    right: {
-      records: (side === 'left' ? partners : rows).map(toRecord),
-      deletedIds: [],
-      scanComplete: false,
-    },
+    ...(resolveRelation ? { resolveRelation } : {}),
+    left: { records: pages.left, deletedIds: [], scanComplete: false },
+    right: { records: pages.right, deletedIds: [], scanComplete: false },
   });
   for (const p of result.problems) {
     if (!VALUE_PROBLEMS.has(p.code) || !p.side || !p.fieldId) continue;
@@ -291,6 +301,36 @@ async function planChunk(
     const key = partner ? keyOf(op.side === 'left' ? 'right' : 'left', partner) : null;
     if (key && !planOf.has(key)) planOf.set(key, `update_${op.side}`);
   }
+  // A matched record whose link points at a record apply creates first: apply writes the relation
+  // right after that create, a change of the partner the preview shows as such.
+  const fieldsOf = new Map([
+    ...rows.map((r) => [keyOf(side, r.remote_id), r.fields] as const),
+    ...partners.map((r) => [keyOf('right', r.remote_id), r.fields] as const),
+  ]);
+  const linkOfRecord = new Map(
+    links.flatMap((l) => [
+      [keyOf('left', l.leftId ?? ''), l] as const,
+      [keyOf('right', l.rightId ?? ''), l] as const,
+    ]),
+  );
+  for (const pr of result.pendingRelations) {
+    const to = pr.from === 'left' ? 'right' : 'left';
+    const link = linkOfRecord.get(keyOf(pr.from, pr.sourceId));
+    const partner = to === 'left' ? link?.leftId : link?.rightId;
+    const fm = m.spec.fields.find((f) => f.id === pr.fieldMappingId);
+    if (!partner || !fm) continue;
+    const key = keyOf(to, partner);
+    const after = pr.value.map((id) => resolveRelation?.(fm.id, pr.from, id) ?? `new record from ${id}`);
+    changesOf.set(key, {
+      ...changesOf.get(key),
+      [fm[to].id]: [fieldsOf.get(key)?.[fm[to].id] ?? null, after],
+    });
+    if (planOf.get(key)?.startsWith('update_')) continue;
+    planOf.set(key, `update_${to}`);
+    planOf.set(keyOf(pr.from, pr.sourceId), `update_${to}`);
+    if (to === 'left') summary.updateLeft++;
+    else summary.updateRight++;
+  }
   for (const c of result.heldConflicts) {
     const link = linkById.get(c.linkId);
     if (link?.leftId) planOf.set(keyOf('left', link.leftId), 'conflict');
@@ -309,4 +349,47 @@ async function planChunk(
   await sql`update sync_preview_record p set plan = u.plan, changes = u.changes::jsonb
     from unnest(${planned.map(({ r }) => r.id)}::bigint[], ${plans}::text[], ${changes}::text[]) as u(id, plan, changes)
     where p.id = u.id`.execute(db);
+}
+
+/**
+ * Linked ids translated as apply will: through the sync's links, else through the pairs this
+ * preview matched in the linked table (planned first: `orderByLinks`), so a relation apply writes on
+ * a matched record shows as the change it is. Ids whose partner apply has yet to create stay pending.
+ */
+async function previewRelationResolver(
+  db: Db,
+  previewId: string,
+  m: MappingPlan,
+  targets: Map<string, string>,
+  pages: { left: RecordData[]; right: RecordData[] },
+): Promise<RelationResolver | undefined> {
+  const linked = await relationResolver(db, m, targets, pages);
+  if (!linked) return undefined;
+  const paired = new Map<string, string>();
+  for (const fm of m.spec.fields) {
+    const target = targets.get(fm.id);
+    if (fm.left.type !== 'relations' || !target) continue;
+    for (const side of ['left', 'right'] as const) {
+      const ids = new Set<string>();
+      for (const r of pages[side]) {
+        const v = r.fields[side === 'left' ? fm.left.id : fm.right.id];
+        if (Array.isArray(v)) for (const id of v) ids.add(String(id));
+      }
+      if (ids.size === 0) continue;
+      const [own, other] =
+        side === 'left' ? ['left_remote_id', 'right_remote_id'] : ['right_remote_id', 'left_remote_id'];
+      const rows = (
+        await sql<{
+          a: string;
+          b: string;
+        }>`select ${sql.ref(own)} as a, ${sql.ref(other)} as b from sync_preview_pair
+          where sync_preview_id = ${previewId}::uuid and table_mapping_id = ${target}::uuid and ${sql.ref(own)} = any(${[...ids]}::text[])`.execute(
+          db,
+        )
+      ).rows;
+      for (const r of rows) paired.set(`${fm.id}:${side}:${r.a}`, r.b);
+    }
+  }
+  return (fieldMappingId, from, remoteId) =>
+    linked(fieldMappingId, from, remoteId) ?? paired.get(`${fieldMappingId}:${from}:${remoteId}`) ?? null;
 }
