@@ -64,6 +64,8 @@ export const SyncError = z.object({
   externalConnectionId: z.string().nullable(),
   side: z.enum(['left', 'right']).nullable(),
   remoteId: z.string().nullable(),
+  /** The record as a person knows it (its match or name field), when the run that found the issue read it. */
+  recordName: z.string().nullable(),
   code: z.string(),
   message: z.string(),
   userFacingMessage: z.string(),
@@ -99,6 +101,8 @@ export const SyncErrorCause = z.object({
   lastSeenAt: z.string(),
   /** A few record ids of the group, to show which records. */
   remoteIds: z.array(z.string()),
+  /** The same records with their names (null where the run did not read one). */
+  records: z.array(z.object({ remoteId: z.string(), name: z.string().nullable() })),
 });
 export type SyncErrorCause = z.infer<typeof SyncErrorCause>;
 

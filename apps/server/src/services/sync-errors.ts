@@ -16,6 +16,7 @@ export function toSyncError(row: Selectable<SyncErrorTable>): SyncError {
     externalConnectionId: row.external_connection_id,
     side: row.side,
     remoteId: row.remote_id,
+    recordName: typeof row.details?.recordName === 'string' ? row.details.recordName : null,
     code: row.code,
     message: row.message,
     userFacingMessage: row.user_facing_message,

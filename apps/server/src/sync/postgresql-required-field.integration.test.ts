@@ -59,7 +59,14 @@ describe('a field the other app requires', () => {
     ]);
     const filters = encodeURIComponent(JSON.stringify({ coreBaseId: sync.id, status: 'open' }));
     const issues = (await api('GET', `/rest/sync-errors?filters=${filters}&take=100`)).items;
-    expect(issues).toEqual([expect.objectContaining({ code: 'required_missing', side: 'left' })]);
+    // Named as a person knows the record (its match field), not by its id alone.
+    expect(issues).toEqual([
+      expect.objectContaining({ code: 'required_missing', side: 'left', recordName: 'nameless@x.test' }),
+    ]);
+    const causes = (await api('GET', `/rest/sync-errors/by-cause?filters=${filters}`)).items;
+    expect(causes.map((c: { records: unknown }) => c.records)).toEqual([
+      [{ remoteId: issues[0].remoteId, name: 'nameless@x.test' }],
+    ]);
 
     await sql('left', `update people set name = 'No longer nameless' where email = 'nameless@x.test'`);
     await until(

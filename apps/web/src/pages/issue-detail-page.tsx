@@ -22,6 +22,7 @@ import { ErrorAlert } from '../components/error-alert';
 import { ISSUE_STATUS_COLOR, type SuggestedFix } from '../components/run-view-types';
 import { PageLoader } from '../components/sync-screen';
 import { api } from '../lib/api';
+import { issueActionOf } from '../lib/issue-actions';
 import { showError, showSuccess } from '../lib/notify';
 import { sideName, useCoreBase } from '../lib/sync-queries';
 import { type RetryResult, retryMessage } from './issues-page';
@@ -103,6 +104,11 @@ export function IssueDetailPage() {
   if (issue.error || !issue.data) return <ErrorAlert error={issue.error} title="Could not load the issue" />;
   const e = issue.data;
   const s = sync.data;
+  const action = issueActionOf({
+    code: e.code,
+    coreBaseId: e.coreBaseId,
+    tableMappingId: typeof e.details.tableMappingId === 'string' ? e.details.tableMappingId : null,
+  });
   const details = Object.keys(e.details).length > 0 ? JSON.stringify(e.details, null, 2) : null;
 
   return (
@@ -127,9 +133,16 @@ export function IssueDetailPage() {
             </Badge>
           </Group>
           <Stack gap={2} align="end">
-            <Button onClick={() => retry.mutate()} loading={retry.isPending} disabled={e.status !== 'open'}>
-              Retry
-            </Button>
+            <Group gap="xs">
+              {action ? (
+                <Button component={Link} to={action.to} variant="light">
+                  {action.label}
+                </Button>
+              ) : null}
+              <Button onClick={() => retry.mutate()} loading={retry.isPending} disabled={e.status !== 'open'}>
+                Retry
+              </Button>
+            </Group>
             {e.status !== 'open' ? (
               <Text size="xs" c="dimmed">
                 {e.status === 'retrying' ? 'A retry is already queued.' : 'This issue is resolved.'}
@@ -151,7 +164,7 @@ export function IssueDetailPage() {
           </Fact>
           <Fact label="Side">{e.side ? (s ? sideName(s, e.side) : e.side) : '-'}</Fact>
           <Fact label="Record">
-            {e.remoteId ?? '-'}
+            {e.recordName ? `${e.recordName} (${e.remoteId})` : (e.remoteId ?? '-')}
             {e.coreMetaRecordId ? (
               <>
                 {' '}

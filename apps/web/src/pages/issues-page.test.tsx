@@ -32,7 +32,12 @@ const cause = {
   count: 58,
   lastSeenAt: '2026-01-02T10:00:00Z',
   remoteIds: ['L-1', 'L-2'],
+  records: [
+    { remoteId: 'L-1', name: 'Ada Lovelace' },
+    { remoteId: 'L-2', name: null },
+  ],
 };
+let causes = [cause];
 
 function renderIssues(initial: string) {
   const calls: { method: string; url: string }[] = [];
@@ -43,7 +48,7 @@ function renderIssues(initial: string) {
       calls.push({ method, url });
       if (method === 'POST') return new Response(JSON.stringify({ retried: 2, coreBaseIds: ['sync-1'] }));
       if (url.startsWith('/rest/sync-errors/by-cause'))
-        return new Response(JSON.stringify({ items: [cause], total: 1, skip: 0, take: 20 }));
+        return new Response(JSON.stringify({ items: causes, total: causes.length, skip: 0, take: 20 }));
       if (url.startsWith('/rest/core-bases/'))
         return new Response(
           JSON.stringify({
@@ -79,7 +84,10 @@ const listCalls = (calls: { method: string; url: string }[]) =>
     .filter((c) => c.method === 'GET' && c.url.startsWith('/rest/sync-errors?'))
     .map((c) => filtersOf(c.url.slice(c.url.indexOf('?'))));
 
-afterEach(() => vi.unstubAllGlobals());
+afterEach(() => {
+  vi.unstubAllGlobals();
+  causes = [cause];
+});
 
 describe('issues page', () => {
   it('shows issues by cause first, one row with its count and app, and a row opens its issues', async () => {
@@ -99,6 +107,15 @@ describe('issues page', () => {
     );
     expect(new URLSearchParams(router.state.location.search).get('view')).toBe('issues');
     expect(await screen.findByText('A contact needs a name.', { selector: 'b' })).toBeTruthy();
+  });
+
+  it('names records by their name where known, and offers the fix of a cause one click away', async () => {
+    causes = [{ ...cause, code: 'unmapped_option', tableMappingId: 'tm-1' }];
+    renderIssues('/issues');
+    const row = await screen.findByTestId('issue-cause');
+    expect(row.textContent).toContain('Ada Lovelace, L-2, …');
+    const fix = screen.getByRole('link', { name: 'Pair the options' });
+    expect(fix.getAttribute('href')).toBe('/syncs/sync-1/table-mappings/tm-1/field-mappings');
   });
 
   it('writes the chosen status into the filters JSON of the URL, keeping the other filters', async () => {

@@ -21,6 +21,7 @@ import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
 import { ISSUE_STATUS_COLOR } from '../components/run-view-types';
 import { api } from '../lib/api';
+import { issueActionOf, recordLabel } from '../lib/issue-actions';
 import { showError, showSuccess } from '../lib/notify';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
 import { useCoreBase } from '../lib/sync-queries';
@@ -115,14 +116,16 @@ function CauseRow({ cause, onOpen }: { cause: SyncErrorCause; onOpen: (cause: Sy
       : cause.side === 'right'
         ? sync.data?.rightExternalBase
         : null;
+  const records = cause.records ?? cause.remoteIds.map((remoteId) => ({ remoteId, name: null }));
+  const action = issueActionOf(cause);
   return (
     <Table.Tr data-testid="issue-cause">
       <Table.Td style={{ wordBreak: 'break-word' }}>
         <Text size="sm">{cause.userFacingMessage}</Text>
         <Text size="xs" c="dimmed">
           {cause.code}
-          {cause.remoteIds.length > 0
-            ? ` · records ${cause.remoteIds.join(', ')}${cause.count > cause.remoteIds.length ? ', …' : ''}`
+          {records.length > 0
+            ? ` · ${records.map(recordLabel).join(', ')}${cause.count > records.length ? ', …' : ''}`
             : ''}
         </Text>
       </Table.Td>
@@ -136,9 +139,16 @@ function CauseRow({ cause, onOpen }: { cause: SyncErrorCause; onOpen: (cause: Sy
       </Table.Td>
       <Table.Td style={{ whiteSpace: 'nowrap' }}>{new Date(cause.lastSeenAt).toLocaleString()}</Table.Td>
       <Table.Td>
-        <Button size="compact-sm" variant="light" onClick={() => onOpen(cause)}>
-          Show
-        </Button>
+        <Group gap="xs" wrap="nowrap">
+          {action ? (
+            <Button size="compact-sm" component={Link} to={action.to}>
+              {action.label}
+            </Button>
+          ) : null}
+          <Button size="compact-sm" variant="light" onClick={() => onOpen(cause)}>
+            Show
+          </Button>
+        </Group>
       </Table.Td>
     </Table.Tr>
   );
@@ -331,7 +341,9 @@ export function IssuesList({ coreBaseId }: { coreBaseId?: string }) {
                       </Anchor>
                       <Text size="xs" c="dimmed">
                         {issue.code}
-                        {issue.remoteId ? ` · record ${issue.remoteId}` : ''}
+                        {issue.remoteId
+                          ? ` · ${issue.recordName ? `${issue.recordName} (${issue.remoteId})` : `record ${issue.remoteId}`}`
+                          : ''}
                       </Text>
                     </Table.Td>
                     <Table.Td>{issue.side ?? '-'}</Table.Td>

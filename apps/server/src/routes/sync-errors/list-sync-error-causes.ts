@@ -35,11 +35,8 @@ export function listSyncErrorCauses(app: RestApp, ctx: AppContext) {
           'user_facing_message',
           eb.fn.countAll<string>().as('n'),
           eb.fn.max('updated_at').as('last_seen_at'),
-          sql<
-            string[]
-          >`(array_agg(remote_id order by updated_at desc) filter (where remote_id is not null))[1:5]`.as(
-            'remote_ids',
-          ),
+          sql<{ remoteId: string; name: string | null }[]>`(array_agg(json_build_object('remoteId', remote_id, 'name', details->>'recordName')
+              order by updated_at desc) filter (where remote_id is not null))[1:5]`.as('records'),
         ])
         .groupBy(['core_base_id', 'code', 'side', tableMapping, 'user_facing_message']);
       const [rows, total] = await Promise.all([
@@ -58,7 +55,8 @@ export function listSyncErrorCauses(app: RestApp, ctx: AppContext) {
           userFacingMessage: r.user_facing_message,
           count: Number(r.n),
           lastSeenAt: new Date(r.last_seen_at as unknown as string).toISOString(),
-          remoteIds: r.remote_ids ?? [],
+          remoteIds: (r.records ?? []).map((x) => x.remoteId),
+          records: r.records ?? [],
         })),
         total: Number(total.n),
         skip,

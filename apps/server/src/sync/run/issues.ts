@@ -1,6 +1,7 @@
 import type { ReconcileResult, WriteOp } from '@lockstep/engine';
 import type { Db } from '../../db/database';
 import type { Side } from '../../db/schema';
+import { nameFieldOf } from './record-names';
 import type { RunContext } from './run-context';
 
 /**
@@ -138,6 +139,21 @@ export async function recordOutcomes(db: Db, a: RunContext, result: ReconcileRes
   }
 }
 
+/**
+ * The name of the record an issue is about, as its app shows it: a create's id is its source's (on
+ * the other side); else the record as read, or the name the operation writes.
+ */
+function recordNameFor(a: RunContext, op: WriteOp | null, side: Side | null, remoteId: string | null) {
+  if (!side || !remoteId) return null;
+  const own = op?.kind === 'create' ? (side === 'left' ? 'right' : 'left') : side;
+  const read = a.recordName?.(own, remoteId) ?? null;
+  if (read || !op || op.kind === 'delete') return read;
+  const field = nameFieldOf(a.m);
+  const written = field ? op.intended[field.id] : undefined;
+  const value = written ? (own === 'left' ? written.l : written.r) : null;
+  return value === null || value === undefined || value === '' ? null : String(value);
+}
+
 /** A per-record failure becomes an issue (once while it stays open), with the app's message. */
 export async function recordIssue(
   db: Db,
@@ -181,7 +197,11 @@ export async function recordIssue(
       code: error.code,
       message: error.message,
       user_facing_message: error.userFacingMessage,
-      details: JSON.stringify({ operation: op?.kind ?? null, tableMappingId: a.m.tableMappingId }),
+      details: JSON.stringify({
+        operation: op?.kind ?? null,
+        tableMappingId: a.m.tableMappingId,
+        recordName: recordNameFor(a, op, side, remoteId),
+      }),
     })
     .execute();
 }

@@ -5,6 +5,7 @@ import type { SecretBox } from '../../services/secret-box';
 import type { MappingPlan } from '../load-sync-plan';
 import type { RuntimeConnectors } from '../runtime-connectors';
 import type { FollowUp } from '../write-follow-ups';
+import type { RecordNamer } from './record-names';
 
 export type Deps = {
   db: Db;
@@ -24,6 +25,8 @@ export type ApplyInput = {
   result: ReconcileResult;
   connectors: { left: TableConnector; right: TableConnector };
   counts: Counts;
+  /** Names of the records this run read, for its issues (see record-names.ts). */
+  recordName?: RecordNamer;
   /** The shadows of the links this chunk loaded, by link id: the before values of updates. */
   shadows: Map<string, Shadow | null>;
   /** Whether the sync has issues not resolved yet; if not, a success has nothing to resolve. */

@@ -15,6 +15,7 @@ import { hasOpenIssues } from './issues';
 import { hasLinks, linkMatches, loadLinks, toLink } from './links';
 import { executeApprovedDeletes, recoverPendingWrites } from './recover';
 import { retryRecords } from './retry';
+import { recordNamer } from './record-names';
 import { byId, type Counts, type Deps } from './run-context';
 import { applyResult, settleFollowUps } from './write';
 
@@ -153,8 +154,9 @@ export async function runMapping(
   lap('pending relations, limits, trace');
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
   const followUps: FollowUp[] = [];
+  const named = { ...context, recordName: recordNamer(m, { left: pageL.records, right: pageR.records }) };
   await applyResult(deps, {
-    ...context,
+    ...named,
     result,
     shadows,
     openIssues: await hasOpenIssues(db, coreBaseId),
@@ -164,7 +166,7 @@ export async function runMapping(
   lap('write and record');
   // Writes refused because the target changed under them or already held the record: reconciled
   // again now, with the source as read and the target as it is (before the cursors move past them).
-  await settleFollowUps(deps, context, followUps, {
+  await settleFollowUps(deps, named, followUps, {
     read: { left: byId(pageL.records), right: byId(pageR.records) },
     resolveRelation,
   });
