@@ -27,7 +27,7 @@ const cause = {
   coreBaseId: 'sync-1',
   code: 'validation',
   side: 'left',
-  tableMappingId: null,
+  tableMappingId: null as string | null,
   userFacingMessage: 'A contact needs a name.',
   count: 58,
   lastSeenAt: '2026-01-02T10:00:00Z',

@@ -35,7 +35,9 @@ export function listSyncErrorCauses(app: RestApp, ctx: AppContext) {
           'user_facing_message',
           eb.fn.countAll<string>().as('n'),
           eb.fn.max('updated_at').as('last_seen_at'),
-          sql<{ remoteId: string; name: string | null }[]>`(array_agg(json_build_object('remoteId', remote_id, 'name', details->>'recordName')
+          sql<
+            { remoteId: string; name: string | null }[]
+          >`(array_agg(json_build_object('remoteId', remote_id, 'name', details->>'recordName')
               order by updated_at desc) filter (where remote_id is not null))[1:5]`.as('records'),
         ])
         .groupBy(['core_base_id', 'code', 'side', tableMapping, 'user_facing_message']);

@@ -13,9 +13,9 @@ import { trace } from './bookkeeping';
 import { readCursor, type StoredCursor, storeCursor } from './cursors';
 import { hasOpenIssues } from './issues';
 import { hasLinks, linkMatches, loadLinks, toLink } from './links';
+import { recordNamer } from './record-names';
 import { executeApprovedDeletes, recoverPendingWrites } from './recover';
 import { retryRecords } from './retry';
-import { recordNamer } from './record-names';
 import { byId, type Counts, type Deps } from './run-context';
 import { applyResult, settleFollowUps } from './write';
 
