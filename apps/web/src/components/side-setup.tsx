@@ -162,10 +162,18 @@ function ChooseBase({
   if (previews.error)
     return <ErrorAlert error={previews.error} title={`Could not reach ${connection.name}`} />;
   if (bases.length === 0) return <Text size="sm">This connection has no bases Lockstep can read.</Text>;
+  const kind = info.connectorType === 'postgresql' ? 'schema' : 'base';
   return (
     <Stack gap="xs">
       <Select
-        label={info.connectorType === 'postgresql' ? 'Schema' : 'Base'}
+        label={kind === 'schema' ? 'Schema' : 'Base'}
+        // Several bases and none chosen yet: say so, instead of an empty box with nothing to click.
+        placeholder={`Choose a ${kind}`}
+        description={
+          bases.length > 1 && !remoteId
+            ? `${connection.name} holds ${bases.length} ${kind}s: choose the one to sync.`
+            : undefined
+        }
         data={bases.map((b) => ({ value: b.remoteId, label: b.name }))}
         value={remoteId}
         onChange={setChosen}

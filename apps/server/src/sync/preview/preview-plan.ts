@@ -225,6 +225,8 @@ async function planChunk(
     )
   ).map(toLink);
   let partners: Staged[] = [];
+  // Pairs the sync linked already (a sync previewed again) are matched pairs too.
+  if (side === 'left') summary.pairs += links.filter((l) => l.leftId !== null && l.rightId !== null).length;
   if (side === 'left') {
     const pairs = (
       await sql<{
