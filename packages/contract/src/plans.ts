@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Subscription tiers and their limits, in one table (spec sections 3-6). A product-type code is
  * `<tier>` or `<tier>_v<version>`; versions share their tier's limits unless listed here.
@@ -41,6 +43,27 @@ export function tierOfProductType(productType: string): PlanTier | null {
   const tier = match[1] as string;
   return tier in PLAN_TIERS ? (tier as PlanTier) : null;
 }
+
+/**
+ * GET /rest/plans: every plan with the limits the server enforces. `tier` is the product-type code to
+ * choose it by; historyRetentionDays is the server's (its plan table, or one retention for everyone).
+ */
+export const PlanSummary = z.object({
+  tier: z.string(),
+  displayName: z.string(),
+  /** Syncs the plan allows; null is unlimited. */
+  baseLimit: z.number().int().nullable(),
+  /** Synced records the plan allows (each record counts once). */
+  recordLimit: z.number().int(),
+  /** How often a sync checks its apps for changes, at least (change events and webhooks come sooner). */
+  pollIntervalSeconds: z.number().int(),
+  /** Days of sync history (runs, operations, traces, resolved issues) kept. */
+  historyRetentionDays: z.number().int(),
+});
+export type PlanSummary = z.infer<typeof PlanSummary>;
+
+export const PlanList = z.object({ items: z.array(PlanSummary) });
+export type PlanList = z.infer<typeof PlanList>;
 
 /** The dev plan of local dev mode (spec sections 6 and 9). */
 export const DEV_PLAN = {

@@ -82,6 +82,7 @@ import { getCurrentUser } from './users/get-current-user';
 import { getKnownFlags } from './users/get-known-flags';
 import { getLimitData } from './users/get-limit-data';
 import { getUser } from './users/get-user';
+import { listPlans } from './users/list-plans';
 import { putUserFlags } from './users/put-user-flags';
 import { searchUsers } from './users/search-users';
 
@@ -90,6 +91,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
   for (const register of [
     getCurrentUser,
     getLimitData,
+    listPlans,
     choosePlan,
     searchUsers,
     getUser,

@@ -1,7 +1,9 @@
 import {
   type LimitData,
   NO_PLAN_DISPLAY_NAME,
+  PLAN_TIER_NAMES,
   PLAN_TIERS,
+  type PlanSummary,
   type PlanTier,
   type Subscription,
   tierOfProductType,
@@ -110,4 +112,22 @@ export function historyRetentionDaysOf(subscription: Subscription, devPlan = fal
     return NO_PLAN_HISTORY_RETENTION_DAYS;
   }
   return HISTORY_RETENTION_DAYS[tier];
+}
+
+/**
+ * Every plan with the limits this server enforces: the tier table, and the history each keeps
+ * (`retentionDays`, LOCKSTEP_HISTORY_RETENTION_DAYS, is one retention for everyone when set).
+ */
+export function planSummaries(retentionDays?: number): PlanSummary[] {
+  return PLAN_TIER_NAMES.map((tier) => {
+    const plan = PLAN_TIERS[tier];
+    return {
+      tier,
+      displayName: plan.displayName,
+      baseLimit: plan.baseLimit,
+      recordLimit: plan.recordLimit,
+      pollIntervalSeconds: plan.pollIntervalSeconds,
+      historyRetentionDays: retentionDays ?? HISTORY_RETENTION_DAYS[tier],
+    };
+  });
 }

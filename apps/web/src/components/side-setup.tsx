@@ -25,6 +25,7 @@ import {
   useInvalidateSync,
   useSandboxApps,
 } from '../lib/sync-queries';
+import { AppLogo } from './app-logo';
 import { ErrorAlert } from './error-alert';
 
 type Side = 'left' | 'right';
@@ -372,7 +373,10 @@ export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }
               Connected
             </Badge>
           </Group>
-          <Text fw={600}>{attached.name}</Text>
+          <Group gap="xs" wrap="nowrap">
+            <AppLogo type={attached.type} name={info?.displayName} size={20} />
+            <Text fw={600}>{attached.name}</Text>
+          </Group>
           <Text size="sm" c="dimmed">
             {info?.displayName ?? attached.type} · {attached.externalTables.length} table
             {attached.externalTables.length === 1 ? '' : 's'}:{' '}
@@ -412,6 +416,17 @@ export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }
                 : `${i.displayName} (coming soon)`,
               disabled: !i.available,
             }))}
+            renderOption={({ option }) => (
+              <Group gap="xs" wrap="nowrap">
+                <AppLogo
+                  type={option.value}
+                  name={infos.data?.find((i) => i.connectorType === option.value)?.displayName}
+                  size={18}
+                />
+                <span>{option.label}</span>
+              </Group>
+            )}
+            leftSection={type ? <AppLogo type={type} name={info?.displayName} size={18} /> : null}
             value={type}
             onChange={(v) => {
               setType(v);

@@ -4,6 +4,7 @@ import {
   LIMIT_DATA_REFRESH_MS,
   type LimitData,
   NO_PLAN_DISPLAY_NAME,
+  type PlanList,
   type Subscription,
 } from '@lockstep/contract';
 import { useQuery } from '@tanstack/react-query';
@@ -46,6 +47,17 @@ export function useLimitData() {
     queryFn: () => api<LimitData>('/rest/users/limit-data'),
     enabled: tokenReady,
     refetchInterval: LIMIT_DATA_REFRESH_MS,
+  });
+}
+
+/** Every plan with the limits the server enforces (GET /rest/plans). */
+export function usePlans() {
+  const { tokenReady } = useSession();
+  return useQuery({
+    queryKey: ['plans'],
+    queryFn: () => api<PlanList>('/rest/plans'),
+    enabled: tokenReady,
+    staleTime: 5 * 60_000,
   });
 }
 

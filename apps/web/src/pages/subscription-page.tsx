@@ -1,6 +1,8 @@
-import { Badge, Button, Card, Group, Progress, Stack, Text, Title } from '@mantine/core';
+import { type PlanSummary, type Subscription, tierOfProductType } from '@lockstep/contract';
+import { Badge, Button, Card, Group, Loader, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'react-router';
-import { usePlan } from '../lib/queries';
+import { ErrorAlert } from '../components/error-alert';
+import { usePlan, usePlans } from '../lib/queries';
 
 function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
   const percent = limit === null ? 0 : limit === 0 ? 100 : Math.min(100, (used / limit) * 100);
@@ -23,11 +25,84 @@ function Usage({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
+/** 900 → "15 min", 30 → "30 s". */
+export function intervalWords(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** Every plan with the limits the server enforces; the user's own plan is marked. */
+function PlanTable({ subscription }: { subscription: Subscription }) {
+  const plans = usePlans();
+  const current =
+    subscription.status !== 'none' && subscription.productType
+      ? tierOfProductType(subscription.productType)
+      : null;
+  if (plans.isLoading) return <Loader size="sm" aria-label="Loading plans" />;
+  if (plans.error) return <ErrorAlert error={plans.error} title="Could not load the plans" />;
+  const items: PlanSummary[] = plans.data?.items ?? [];
+  return (
+    <Stack gap="xs">
+      <Table.ScrollContainer minWidth={560}>
+        <Table aria-label="Plans">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Plan</Table.Th>
+              <Table.Th>Syncs</Table.Th>
+              <Table.Th>Synced records</Table.Th>
+              <Table.Th>Checks for changes</Table.Th>
+              <Table.Th>History kept</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {items.map((p) => {
+              const isCurrent = p.tier === current;
+              return (
+                <Table.Tr
+                  key={p.tier}
+                  data-tier={p.tier}
+                  data-current={isCurrent || undefined}
+                  aria-current={isCurrent ? 'true' : undefined}
+                  bg={isCurrent ? 'var(--mantine-color-blue-light)' : undefined}
+                >
+                  <Table.Td>
+                    <Group gap="xs" wrap="nowrap">
+                      <Text size="sm" fw={isCurrent ? 700 : 500}>
+                        {p.displayName}
+                      </Text>
+                      {isCurrent ? (
+                        <Badge size="sm" color={subscription.status === 'expired' ? 'red' : 'blue'}>
+                          {subscription.status === 'expired' ? 'Current plan (expired)' : 'Current plan'}
+                        </Badge>
+                      ) : null}
+                    </Group>
+                  </Table.Td>
+                  <Table.Td>{p.baseLimit === null ? 'Unlimited' : p.baseLimit.toLocaleString()}</Table.Td>
+                  <Table.Td>{p.recordLimit.toLocaleString()}</Table.Td>
+                  <Table.Td>Every {intervalWords(p.pollIntervalSeconds)}</Table.Td>
+                  <Table.Td>
+                    {p.historyRetentionDays} day{p.historyRetentionDays === 1 ? '' : 's'}
+                  </Table.Td>
+                </Table.Tr>
+              );
+            })}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      <Text size="xs" c="dimmed">
+        Checks for changes: how often each sync looks for changes at the latest; changes an app announces
+        (webhooks, PostgreSQL change capture) are picked up sooner on every plan.
+      </Text>
+    </Stack>
+  );
+}
+
 export function SubscriptionPage() {
   const plan = usePlan();
   const { subscription, limits } = plan;
   return (
-    <Stack maw={640}>
+    <Stack maw={760}>
       <Title order={2}>Subscription</Title>
       <Card withBorder>
         <Stack>
@@ -68,6 +143,8 @@ export function SubscriptionPage() {
           </Group>
         </Stack>
       </Card>
+      <Title order={3}>Plans</Title>
+      <PlanTable subscription={subscription} />
     </Stack>
   );
 }
