@@ -23,7 +23,8 @@ import { ISSUE_STATUS_COLOR, type SuggestedFix } from '../components/run-view-ty
 import { PageLoader } from '../components/sync-screen';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
-import { sideName, useCoreBase } from '../lib/sync-queries';
+import { sideName } from '../lib/schema-names';
+import { useCoreBase } from '../lib/sync-queries';
 import { type RetryResult, retryMessage } from './issues-page';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
