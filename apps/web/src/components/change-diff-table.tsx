@@ -1,4 +1,3 @@
-import type { CoreBase } from '@lockstep/contract';
 import { Table, Text } from '@mantine/core';
 
 export type FieldDiff = {
@@ -42,21 +41,6 @@ export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
-}
-
-/**
- * Names for the fields of a written image: a write's before and after are keyed by the written
- * side's column (its remote id), so the sync's schema turns them into the names a user knows.
- */
-export function fieldLabeler(sync: CoreBase | undefined, side: 'left' | 'right'): (field: string) => string {
-  const ext = side === 'left' ? sync?.leftExternalBase : sync?.rightExternalBase;
-  const names = new Map<string, string>();
-  for (const table of ext?.externalTables ?? [])
-    for (const column of table.externalColumns) {
-      if (!names.has(column.remoteId)) names.set(column.remoteId, column.name);
-      names.set(column.id, column.name);
-    }
-  return (field) => names.get(field) ?? field;
 }
 
 const cell = { wordBreak: 'break-word', maxWidth: 360, verticalAlign: 'top' } as const;

@@ -5,9 +5,11 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { api } from '../lib/api';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
-import { sideName } from '../lib/sync-queries';
-import { ChangeDiffTable, fieldLabeler } from './change-diff-table';
+import { fieldLabeler, sideName } from '../lib/schema-names';
+import { ChangeDiffTable } from './change-diff-table';
 import { ErrorAlert } from './error-alert';
+import { LocalTime } from './local-time';
+import { RawJsonToggle } from './raw-json-toggle';
 import { OPERATION_COLOR, type RecordHistoryEntry } from './run-view-types';
 import { PageLoader } from './sync-screen';
 
@@ -41,7 +43,7 @@ export function RecordHistoryTable({ sync, recordId }: { sync: CoreBase; recordI
           {history.data.items.map((h) => (
             <Table.Tr key={h.id}>
               <Table.Td valign="top">
-                <Text size="sm">{new Date(h.createdAt).toLocaleString()}</Text>
+                <LocalTime iso={h.createdAt} display="block" />
                 <Anchor component={Link} to={`/operations/${h.syncLogId}`} size="xs">
                   Open the run
                 </Anchor>
@@ -52,13 +54,14 @@ export function RecordHistoryTable({ sync, recordId }: { sync: CoreBase; recordI
                 </Badge>
                 <Text size="sm">{sideName(sync, h.side)}</Text>
                 {h.remoteId ? (
-                  <Text size="xs" c="dimmed">
+                  <Text size="xs" c="dimmed" style={{ wordBreak: 'break-all' }}>
                     record {h.remoteId}
                   </Text>
                 ) : null}
               </Table.Td>
               <Table.Td>
                 <ChangeDiffTable before={h.before} after={h.after} fieldLabel={labels[h.side]} />
+                <RawJsonToggle value={h} />
               </Table.Td>
             </Table.Tr>
           ))}

@@ -4,41 +4,13 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { api } from '../lib/api';
-import { sideName, tableOf } from '../lib/sync-queries';
+import { shadowRows, sideName } from '../lib/schema-names';
+import { tableOf } from '../lib/sync-queries';
 import { formatValue } from './change-diff-table';
 import { ErrorAlert } from './error-alert';
 import { RecordHistoryTable } from './record-history-table';
 import type { CoreMetaRecordStatus } from './run-view-types';
 import { PageLoader } from './sync-screen';
-
-type ShadowRow = { key: string; label: string; left: unknown; right: unknown; single: boolean };
-
-function isSidePair(v: unknown): v is { l: unknown; r: unknown } {
-  return typeof v === 'object' && v !== null && 'l' in v && 'r' in v;
-}
-
-/**
- * The shadow as rows: each field mapping's last synced value on both sides ({l, r}), named by the
- * two columns it pairs. A value without sides is shown as one value.
- */
-export function shadowRows(sync: CoreBase, shadow: Record<string, unknown>): ShadowRow[] {
-  const columns = new Map<string, string>();
-  for (const ext of [sync.leftExternalBase, sync.rightExternalBase])
-    for (const t of ext?.externalTables ?? []) for (const c of t.externalColumns) columns.set(c.id, c.name);
-  const pairs = new Map<string, string>();
-  for (const m of sync.mappings.tableMappings)
-    for (const c of m.columnMappings)
-      if (c.id)
-        pairs.set(
-          c.id,
-          `${columns.get(c.leftColumnId) ?? c.leftColumnId} ⇄ ${columns.get(c.rightColumnId) ?? c.rightColumnId}`,
-        );
-  return Object.entries(shadow).map(([key, value]) =>
-    isSidePair(value)
-      ? { key, label: pairs.get(key) ?? key, left: value.l, right: value.r, single: false }
-      : { key, label: pairs.get(key) ?? key, left: value, right: value, single: true },
-  );
-}
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (

@@ -144,12 +144,6 @@ export function tableOf(base: CoreBase, tableId: string): { side: 'left' | 'righ
   return null;
 }
 
-/** "Left app" / "Right app" in the words the user chose: the base's name and its app. */
-export function sideName(base: CoreBase, side: 'left' | 'right'): string {
-  const ext = side === 'left' ? base.leftExternalBase : base.rightExternalBase;
-  return ext ? ext.name : side === 'left' ? 'First app' : 'Second app';
-}
-
 export const DIRECTION_LABEL = {
   both: 'Both ways',
   left_to_right: 'One way →',

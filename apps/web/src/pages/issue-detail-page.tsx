@@ -24,7 +24,8 @@ import { PageLoader } from '../components/sync-screen';
 import { api } from '../lib/api';
 import { issueActionOf } from '../lib/issue-actions';
 import { showError, showSuccess } from '../lib/notify';
-import { sideName, useCoreBase } from '../lib/sync-queries';
+import { sideName } from '../lib/schema-names';
+import { useCoreBase } from '../lib/sync-queries';
 import { type RetryResult, retryMessage } from './issues-page';
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {

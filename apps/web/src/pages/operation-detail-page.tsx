@@ -16,7 +16,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { BatchRecords } from '../components/batch-records';
-import { ChangeDiffTable, fieldLabeler } from '../components/change-diff-table';
+import { ChangeDiffTable } from '../components/change-diff-table';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
 import { OPERATION_COLOR, type SyncLogDetail } from '../components/run-view-types';
@@ -24,7 +24,8 @@ import { PageLoader } from '../components/sync-screen';
 import { api } from '../lib/api';
 import { PAGE_SIZE, pageQuery } from '../lib/paged';
 import { describeCounts, runOutcome } from '../lib/run-words';
-import { sideName, useCoreBase } from '../lib/sync-queries';
+import { fieldLabeler, sideName } from '../lib/schema-names';
+import { useCoreBase } from '../lib/sync-queries';
 
 function duration(from: string, to: string | null): string {
   if (!to) return 'still running';

@@ -3,18 +3,46 @@ import { Anchor, Button, Card, Group, Pagination, Stack, Table, Text, TextInput,
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { formatValue } from '../components/change-diff-table';
 import { ErrorAlert } from '../components/error-alert';
+import { LabelledList } from '../components/labelled-list';
+import { LocalTime } from '../components/local-time';
+import { RawJsonToggle } from '../components/raw-json-toggle';
 import { RecordHistoryTable } from '../components/record-history-table';
 import type { CoreMetaRecord } from '../components/run-view-types';
 import { PageLoader, SyncScreen } from '../components/sync-screen';
 import { api } from '../lib/api';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
-import { sideName } from '../lib/sync-queries';
+import { shadowRows, sideName } from '../lib/schema-names';
 
-const preview = (shadow: Record<string, unknown>) => {
-  const text = JSON.stringify(shadow);
-  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
-};
+/**
+ * A linked record's last synced values, each named by the two columns it pairs; when the sides
+ * hold different values, each is named by its base.
+ */
+function ShadowValues({ sync, shadow }: { sync: CoreBase; shadow: Record<string, unknown> }) {
+  const rows = shadowRows(sync, shadow);
+  if (rows.length === 0)
+    return (
+      <Text size="xs" c="dimmed">
+        No values synced yet.
+      </Text>
+    );
+  const items = rows.map((row) => ({
+    key: row.key,
+    label: row.label,
+    value:
+      row.single || JSON.stringify(row.left) === JSON.stringify(row.right) ? (
+        formatValue(row.left)
+      ) : (
+        <>
+          {sideName(sync, 'left')}: {formatValue(row.left)}
+          {'\n'}
+          {sideName(sync, 'right')}: {formatValue(row.right)}
+        </>
+      ),
+  }));
+  return <LabelledList items={items} />;
+}
 
 function SearchResults({
   sync,
@@ -64,11 +92,12 @@ function SearchResults({
               <Table.Td style={{ wordBreak: 'break-all' }}>{r.leftRemoteId ?? '-'}</Table.Td>
               <Table.Td style={{ wordBreak: 'break-all' }}>{r.rightRemoteId ?? '-'}</Table.Td>
               <Table.Td>
-                <Text size="xs" ff="monospace" style={{ wordBreak: 'break-word' }}>
-                  {preview(r.shadow)}
-                </Text>
+                <ShadowValues sync={sync} shadow={r.shadow} />
+                <RawJsonToggle value={r} />
               </Table.Td>
-              <Table.Td>{new Date(r.updatedAt).toLocaleString()}</Table.Td>
+              <Table.Td>
+                <LocalTime iso={r.updatedAt} />
+              </Table.Td>
               <Table.Td>
                 <Button
                   size="compact-sm"

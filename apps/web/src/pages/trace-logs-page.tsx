@@ -4,7 +4,6 @@ import {
   Box,
   Button,
   Card,
-  Code,
   Group,
   Pagination,
   Stack,
@@ -18,16 +17,13 @@ import { type FormEvent, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
+import { LocalTime } from '../components/local-time';
+import { RawJsonToggle } from '../components/raw-json-toggle';
 import type { TraceEvent, TraceLog } from '../components/run-view-types';
 import { PageLoader, SyncScreen } from '../components/sync-screen';
+import { TraceData } from '../components/trace-data-view';
 import { api } from '../lib/api';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
-
-const brief = (data: Record<string, unknown>) => {
-  const text = JSON.stringify(data);
-  if (text === '{}') return '';
-  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
-};
 
 function useParam(name: string): [string, (value: string | null) => void] {
   const [params, setParams] = useSearchParams();
@@ -41,7 +37,18 @@ function useParam(name: string): [string, (value: string | null) => void] {
   return [params.get(name) ?? '', set];
 }
 
-function EventTree({ events, depth = 0 }: { events: TraceEvent[]; depth?: number }) {
+/** What one event recorded, by name, with the JSON it was stored as behind a toggle. */
+function EventData({ sync, data }: { sync: CoreBase; data: Record<string, unknown> }) {
+  if (Object.keys(data).length === 0) return null;
+  return (
+    <>
+      <TraceData data={data} sync={sync} />
+      <RawJsonToggle value={data} />
+    </>
+  );
+}
+
+function EventTree({ sync, events, depth = 0 }: { sync: CoreBase; events: TraceEvent[]; depth?: number }) {
   return (
     <Box component="ol" style={{ listStyle: 'none', margin: 0, paddingLeft: depth === 0 ? 0 : 20 }}>
       {events.map((e) => (
@@ -52,20 +59,18 @@ function EventTree({ events, depth = 0 }: { events: TraceEvent[]; depth?: number
             pl={depth > 0 ? 'xs' : 0}
           >
             <Group gap="xs" wrap="nowrap" align="baseline">
-              <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
-                {new Date(e.createdAt).toLocaleString()}
-              </Text>
+              <LocalTime iso={e.createdAt} size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }} />
               <Text size="sm" fw={600}>
                 {e.event}
               </Text>
             </Group>
-            {Object.keys(e.data).length > 0 ? (
-              <Code block mt={4} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
-                {JSON.stringify(e.data, null, 2)}
-              </Code>
-            ) : null}
+            <Box mt={4}>
+              <EventData sync={sync} data={e.data} />
+            </Box>
           </Box>
-          {e.children && e.children.length > 0 ? <EventTree events={e.children} depth={depth + 1} /> : null}
+          {e.children && e.children.length > 0 ? (
+            <EventTree sync={sync} events={e.children} depth={depth + 1} />
+          ) : null}
         </li>
       ))}
     </Box>
@@ -97,7 +102,7 @@ function TraceView({ sync, traceId, onClose }: { sync: CoreBase; traceId: string
           <Text size="xs" c="dimmed" mb="xs">
             Oldest first; an event is shown under the event that started it.
           </Text>
-          <EventTree events={trace.data.events} />
+          <EventTree sync={sync} events={trace.data.events} />
         </>
       ) : null}
     </Card>
@@ -143,7 +148,9 @@ function TraceEvents({
         <Table.Tbody>
           {events.data.items.map((e) => (
             <Table.Tr key={e.id}>
-              <Table.Td>{new Date(e.createdAt).toLocaleString()}</Table.Td>
+              <Table.Td>
+                <LocalTime iso={e.createdAt} />
+              </Table.Td>
               <Table.Td style={{ wordBreak: 'break-word' }}>{e.event}</Table.Td>
               <Table.Td>
                 <Anchor
@@ -159,9 +166,7 @@ function TraceEvents({
                 </Anchor>
               </Table.Td>
               <Table.Td>
-                <Text size="xs" ff="monospace" style={{ wordBreak: 'break-word' }}>
-                  {brief(e.data)}
-                </Text>
+                <EventData sync={sync} data={e.data} />
               </Table.Td>
             </Table.Tr>
           ))}
