@@ -1,7 +1,7 @@
 import { MantineProvider } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IssuesPage } from './issues-page';
@@ -84,6 +84,20 @@ const listCalls = (calls: { method: string; url: string }[]) =>
     .filter((c) => c.method === 'GET' && c.url.startsWith('/rest/sync-errors?'))
     .map((c) => filtersOf(c.url.slice(c.url.indexOf('?'))));
 
+/** Chooses an option of a Mantine Select found by its label. */
+async function pick(label: string, option: string) {
+  const input = screen.getAllByLabelText(label).find((e) => e.tagName === 'INPUT') as HTMLInputElement;
+  fireEvent.click(input);
+  const listbox = await waitFor(() => {
+    const id = input.getAttribute('aria-controls');
+    const el = id ? document.getElementById(id) : null;
+    if (!el) throw new Error('the options did not open');
+    return el;
+  });
+  await waitFor(() => within(listbox).getByRole('option', { name: option, hidden: true }));
+  fireEvent.click(within(listbox).getByRole('option', { name: option, hidden: true }));
+}
+
 afterEach(() => {
   vi.unstubAllGlobals();
   causes = [cause];
@@ -116,6 +130,21 @@ describe('issues page', () => {
     expect(row.textContent).toContain('Ada Lovelace, L-2, …');
     const fix = screen.getByRole('link', { name: 'Pair the options' });
     expect(fix.getAttribute('href')).toBe('/syncs/sync-1/table-mappings/tm-1/field-mappings');
+  });
+
+  it('narrows by type and by app, naming the app as the sync does, through the filters JSON', async () => {
+    const { calls, router } = renderIssues(
+      `/issues?view=issues&filters=${encodeURIComponent('{"coreBaseId":"sync-1"}')}`,
+    );
+    await screen.findByRole('link', { name: 'Reconnect the CRM.' });
+    await pick('App', 'Demo CRM');
+    await waitFor(() =>
+      expect(filtersOf(router.state.location.search)).toEqual({ coreBaseId: 'sync-1', side: 'left' }),
+    );
+    await pick('Issue type', 'Connection failing');
+    await waitFor(() =>
+      expect(listCalls(calls).at(-1)).toEqual({ coreBaseId: 'sync-1', side: 'left', code: 'auth_invalid' }),
+    );
   });
 
   it('writes the chosen status into the filters JSON of the URL, keeping the other filters', async () => {

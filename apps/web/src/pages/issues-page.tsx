@@ -19,6 +19,7 @@ import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
+import { IssueFilters } from '../components/issue-filters';
 import { ISSUE_STATUS_COLOR } from '../components/run-view-types';
 import { api } from '../lib/api';
 import { issueActionOf, recordLabel } from '../lib/issue-actions';
@@ -252,6 +253,17 @@ export function IssuesList({ coreBaseId }: { coreBaseId?: string }) {
             if (e.currentTarget.value.trim() !== search)
               setFilters({ search: e.currentTarget.value.trim() || undefined });
           }}
+        />
+        <IssueFilters
+          syncId={syncId}
+          filters={{
+            ...(typeof filters?.code === 'string' ? { code: filters.code } : {}),
+            ...(typeof filters?.side === 'string' ? { side: filters.side } : {}),
+            ...(typeof filters?.tableMappingId === 'string'
+              ? { tableMappingId: filters.tableMappingId }
+              : {}),
+          }}
+          onChange={(change) => setFilters(change)}
         />
         <Group gap="xs">
           {syncId ? (
