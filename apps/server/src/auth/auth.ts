@@ -104,7 +104,9 @@ export function createAuth(options: {
           audience: JWT_AUDIENCE,
           expirationTime: '5m',
           // The REST API needs only who is asking and whether staff is acting as them.
+          // `sid` ties the token to its session: signing out ends the session, and with it the token.
           definePayload: ({ user, session }) => ({
+            sid: session.id,
             email: user.email,
             role: user.role ?? 'user',
             impersonatedBy: (session as { impersonatedBy?: string | null }).impersonatedBy ?? null,

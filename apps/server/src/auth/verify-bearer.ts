@@ -2,7 +2,14 @@ import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import type { Auth } from './auth';
 import { JWT_AUDIENCE, JWT_ISSUER } from './auth';
 
-export type TokenClaims = { userId: string; email: string; role: string; impersonatedBy: string | null };
+export type TokenClaims = {
+  userId: string;
+  /** The session the token was issued for (tokens from before this claim existed carry none). */
+  sessionId: string | null;
+  email: string;
+  role: string;
+  impersonatedBy: string | null;
+};
 
 /**
  * Verifies the Bearer JWTs that better-auth's jwt plugin issues. The public keys are read in
@@ -24,6 +31,7 @@ export function createBearerVerifier(auth: Auth) {
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('token has no subject');
     return {
       userId: payload.sub,
+      sessionId: typeof payload.sid === 'string' ? payload.sid : null,
       email: typeof payload.email === 'string' ? payload.email : '',
       role: typeof payload.role === 'string' ? payload.role : 'user',
       impersonatedBy: typeof payload.impersonatedBy === 'string' ? payload.impersonatedBy : null,

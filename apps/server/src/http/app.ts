@@ -19,6 +19,7 @@ import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
 import { mountAuth } from './mount-auth';
 import { refuseNul } from './refuse-nul';
+import { refuseUnknownQuery } from './refuse-unknown-query';
 import { registerSecurityHeaders } from './security-headers';
 
 const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
@@ -99,6 +100,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
   await app.register(
     async (rest) => {
       rest.addHook('onRequest', bearerGuard(ctx));
+      rest.addHook('preValidation', refuseUnknownQuery);
       registerRestRoutes(rest.withTypeProvider<ZodTypeProvider>(), ctx);
     },
     { prefix: '/rest' },

@@ -157,3 +157,15 @@ describe('over-long and malformed paths', () => {
     expectEnvelope(res, 400, /./);
   });
 });
+
+describe('unknown query parameters', () => {
+  it('refuses a parameter the call does not take, naming it and the ones it takes, as unknown body fields are', async () => {
+    const misspelt = await t.app.inject({ url: '/rest/sync-errors?take=5&filter={}', headers: user.auth });
+    expectEnvelope(misspelt, 400, /does not take "filter".*filters/);
+    const none = await t.app.inject({ url: '/rest/users/current?debug=1', headers: user.auth });
+    expectEnvelope(none, 400, /takes no query parameters; remove "debug"/);
+    // The parameters a call takes still work.
+    const known = await t.app.inject({ url: '/rest/sync-errors?take=5&skip=0', headers: user.auth });
+    expect(known.statusCode, known.body).toBe(200);
+  });
+});

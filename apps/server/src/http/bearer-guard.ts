@@ -50,6 +50,17 @@ export function bearerGuard(ctx: AppContext) {
       .where('id', '=', claims.userId)
       .executeTakeFirst();
     if (!user) throw unauthorized('This account no longer exists.');
+    // Signed out (or the session expired or was revoked): its tokens stop working at once, not
+    // when their five minutes run out.
+    if (claims.sessionId) {
+      const session = await ctx.db
+        .selectFrom('session')
+        .select('id')
+        .where('id', '=', claims.sessionId)
+        .where('expiresAt', '>', new Date())
+        .executeTakeFirst();
+      if (!session) throw unauthorized('You have signed out of this session. Sign in again.');
+    }
     if (user.banned) throw new HttpError(403, 'Account banned', 'This account has been suspended.', 'banned');
     request.principal = {
       userId: user.id,
