@@ -68,7 +68,8 @@ export const CreateExternalConnectionBody = z.strictObject({
 
 export const PatchExternalConnectionBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
-  connectionItems: z.record(z.string().max(100), z.string().max(10_000)).optional(),
+  /** Items to set; an item sent as null is removed. Items not sent stay as they are. */
+  connectionItems: z.record(z.string().max(100), z.string().max(10_000).nullable()).optional(),
 });
 
 const DISPLAY_NAMES: Record<ConnectorType, string> = {

@@ -62,6 +62,48 @@ export function assertItemChoices(type: ConnectorType, items: Record<string, str
   }
 }
 
+/**
+ * The items a PATCH leaves a connection with: the stored ones, changed by what was sent (null
+ * removes one). Names the connector does not take are refused, and so is a set that says two
+ * things at once (a PostgreSQL connection string beside host, database, user or password: one of
+ * them would be silently ignored).
+ */
+export function patchedItems(
+  type: ConnectorType,
+  stored: Record<string, string>,
+  sent: Record<string, string | null>,
+): Record<string, string> {
+  const known = connectorInfo(type).auth.requiredItems.map((i) => i.name);
+  const unknown = Object.keys(sent).filter((name) => !known.includes(name));
+  if (unknown.length > 0)
+    throw new HttpError(
+      400,
+      `Unknown connection items: ${unknown.join(', ')}`,
+      `A ${connectorInfo(type).displayName} connection does not take ${unknown.join(', ')}. It takes: ${known.join(', ')}.`,
+      'validation',
+    );
+  const items = { ...stored };
+  for (const [name, value] of Object.entries(sent)) {
+    if (value === null) delete items[name];
+    else items[name] = value;
+  }
+  const discrete = ['host', 'database', 'user', 'password'].filter((n) => (items[n] ?? '') !== '');
+  if (
+    (type === 'postgresql' || type === 'supabase') &&
+    (items.connectionString ?? '') !== '' &&
+    discrete.length > 0
+  )
+    throw new HttpError(
+      400,
+      `Both a connection string and ${discrete.join(', ')}`,
+      `Give either a connection string or host, database, user and password, not both: send ${
+        'connectionString' in sent ? discrete.map((n) => `${n}: null`).join(', ') : 'connectionString: null'
+      } to remove the other.`,
+      'validation',
+    );
+  return items;
+}
+
 export async function findConnection(db: Db, principal: Principal, id: string): Promise<Row> {
   const row = await db.selectFrom('external_connection').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Connection');

@@ -6,6 +6,7 @@ import {
   connectorFor,
   findConnection,
   openSecrets,
+  patchedItems,
   toExternalConnection,
 } from '../../services/external-connections';
 import { ConnectionParams } from './params';
@@ -29,9 +30,10 @@ export function patchExternalConnection(app: RestApp, ctx: AppContext) {
       const { name, connectionItems } = request.body;
       let items = secrets.connectionItems;
       if (connectionItems) {
-        // New credentials merge over the old ones, so a form can leave unchanged secrets blank.
-        items = { ...secrets.connectionItems, ...connectionItems };
+        // New credentials merge over the old ones, so a form can leave unchanged secrets blank;
+        // null removes an item.
         const type = row.type as ConnectorType;
+        items = patchedItems(type, secrets.connectionItems, connectionItems);
         assertItemChoices(type, items);
         await callConnector(type, () => connectorFor(ctx, type).check(items));
       }
