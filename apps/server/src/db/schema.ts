@@ -374,6 +374,12 @@ export type SyncPreviewPairTable = {
   right_remote_id: string;
 };
 
+export type NotionWebhookEventTable = {
+  external_connection_id: string;
+  event_id: string;
+  received_at: Generated<Timestamp>;
+};
+
 export type Database = {
   user: AuthUserTable;
   session: AuthSessionTable;
@@ -406,5 +412,6 @@ export type Database = {
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
   sync_preview_pair: SyncPreviewPairTable;
+  notion_webhook_event: NotionWebhookEventTable;
   owner_record_count: OwnerRecordCountTable;
 };

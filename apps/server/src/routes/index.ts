@@ -3,6 +3,7 @@ import { automapFieldsRoute } from './automap/automap-fields';
 import { automapTablesRoute } from './automap/automap-tables';
 import { createExternalConnection } from './connections/create-external-connection';
 import { deleteExternalConnection } from './connections/delete-external-connection';
+import { expectNotionHandshake } from './connections/expect-notion-handshake';
 import { fetchBasePreviews } from './connections/fetch-base-previews';
 import { getConnectorInfo } from './connections/get-connector-info';
 import { getExternalConnection } from './connections/get-external-connection';
@@ -131,6 +132,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     listExternalConnections,
     getExternalConnection,
     patchExternalConnection,
+    expectNotionHandshake,
     deleteExternalConnection,
     fetchBasePreviews,
     createExternalBase,

@@ -1,5 +1,6 @@
-import { Anchor, Card, SimpleGrid, Text } from '@mantine/core';
+import { Anchor, Card, SimpleGrid, Stack, Text } from '@mantine/core';
 import { Link } from 'react-router';
+import { NotionWebhookSetup } from '../components/notion-webhook-setup';
 import { SyncScreen } from '../components/sync-screen';
 
 const TOOLS = [
@@ -30,18 +31,21 @@ export function SyncDevToolsPage() {
   return (
     <SyncScreen title="Dev tools">
       {(sync) => (
-        <SimpleGrid cols={{ base: 1, sm: 2 }}>
-          {TOOLS.map((t) => (
-            <Card withBorder key={t.path}>
-              <Anchor component={Link} to={`/syncs/${sync.id}/${t.path}`} fw={600}>
-                {t.title}
-              </Anchor>
-              <Text size="sm" c="dimmed" mt={4}>
-                {t.text}
-              </Text>
-            </Card>
-          ))}
-        </SimpleGrid>
+        <Stack>
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            {TOOLS.map((t) => (
+              <Card withBorder key={t.path}>
+                <Anchor component={Link} to={`/syncs/${sync.id}/${t.path}`} fw={600}>
+                  {t.title}
+                </Anchor>
+                <Text size="sm" c="dimmed" mt={4}>
+                  {t.text}
+                </Text>
+              </Card>
+            ))}
+          </SimpleGrid>
+          <NotionWebhookSetup sync={sync} />
+        </Stack>
       )}
     </SyncScreen>
   );

@@ -14,6 +14,7 @@ import * as m0013 from './0013-preview-changes';
 import * as m0014 from './0014-summarised-creates';
 import * as m0015 from './0015-json-bulk-columns';
 import * as m0016 from './0016-first-sync-from-preview';
+import * as m0017 from './0017-notion-webhook-events';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0014-summarised-creates': m0014,
   '0015-json-bulk-columns': m0015,
   '0016-first-sync-from-preview': m0016,
+  '0017-notion-webhook-events': m0017,
 };

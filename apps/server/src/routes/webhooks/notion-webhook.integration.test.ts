@@ -59,7 +59,24 @@ describe('Notion webhooks', () => {
     const debug = await api('GET', `/rest/external-bases/${base.id}/webhooks/debug`);
     expect(debug.webhookUrl).toMatch(new RegExp(`/webhooks/notion/${connection.id}/[A-Za-z0-9_-]{32}$`));
 
-    // As in Notion's settings: the subscription is created (the handshake arrives), then verified.
+    // Without the owner starting the setup, a handshake is refused (anyone may hold the address).
+    const path = new URL(debug.webhookUrl).pathname;
+    const early = await t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: json,
+      payload: JSON.stringify({ verification_token: 'secret_not_the_owners' }),
+    });
+    expect(early.statusCode).toBe(409);
+    expect(early.json().response.userFacingMessage).toMatch(/Connect Notion webhooks/);
+
+    // As in Notion's settings: the owner starts the setup in Lockstep, the subscription is created
+    // (the handshake arrives), then verified.
+    const expecting = await api(
+      'POST',
+      `/rest/external-connections/${connection.id}/notion-webhook/expect-handshake`,
+    );
+    expect(expecting.webhookUrl).toBe(debug.webhookUrl);
     const sub = await sim.webhooks.subscribe({ url: debug.webhookUrl });
     sim.webhooks.verify(sub.id, sub.verificationToken);
 
@@ -69,6 +86,34 @@ describe('Notion webhooks', () => {
     expect(sub.deliveries.at(-1)).toMatchObject({ type: 'page.properties_updated', status: 200 });
     expect(await queuedRuns(core.id, 'webhook')).toBe(1);
 
+    // The handshake is spent: a later token (a takeover attempt) is refused, the owner's kept.
+    const takeover = await t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: json,
+      payload: JSON.stringify({ verification_token: 'secret_of_someone_else' }),
+    });
+    expect(takeover.statusCode).toBe(409);
+
+    // The same signed event delivered again (a retry, a replay within the window) is taken once.
+    const again = JSON.stringify({
+      id: 'evt-once',
+      type: 'page.properties_updated',
+      timestamp: new Date().toISOString(),
+      entity: { id: person?.id, type: 'page' },
+      data: { parent: { data_source_id: sim.workspace?.peopleDataSourceId } },
+    });
+    const deliverAgain = () =>
+      t.app.inject({
+        method: 'POST',
+        url: path,
+        headers: { ...json, 'x-notion-signature': sim.state.sign(sub, again) },
+        payload: again,
+      });
+    expect((await deliverAgain()).json()).toMatchObject({ received: true, queued: 1 });
+    expect((await deliverAgain()).json()).toMatchObject({ received: true, queued: 0, duplicate: true });
+    expect((await deliverAgain()).json()).toMatchObject({ queued: 0, duplicate: true });
+
     // A forged event (wrong signature) is refused and queues nothing.
     const forged = JSON.stringify({
       id: 'e1',
@@ -77,7 +122,6 @@ describe('Notion webhooks', () => {
       entity: { id: person?.id, type: 'page' },
       data: { parent: { data_source_id: sim.workspace?.peopleDataSourceId } },
     });
-    const path = new URL(debug.webhookUrl).pathname;
     const bad = await t.app.inject({
       method: 'POST',
       url: path,

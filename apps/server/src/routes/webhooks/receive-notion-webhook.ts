@@ -14,6 +14,27 @@ import type { SealedSecrets } from '../../services/external-connections';
 /** Events older than this are refused: a captured delivery replayed later wakes nothing. */
 const MAX_EVENT_AGE_MS = 10 * 60_000;
 
+/** A Notion connection's sealed secrets: the webhook token, and until when a new one is expected. */
+export type NotionWebhookSecrets = SealedSecrets & {
+  notionWebhookToken?: string;
+  notionHandshakeUntil?: string;
+};
+
+/** Whether this is the first delivery of the event (seen ids are kept for the freshness window). */
+async function firstDelivery(ctx: AppContext, connectionId: string, eventId: string) {
+  await ctx.db
+    .deleteFrom('notion_webhook_event')
+    .where('external_connection_id', '=', connectionId)
+    .where(sql<boolean>`received_at < ${new Date(Date.now() - 2 * MAX_EVENT_AGE_MS)}`)
+    .execute();
+  const inserted = await ctx.db
+    .insertInto('notion_webhook_event')
+    .values({ external_connection_id: connectionId, event_id: eventId })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
 /** The address a Notion connection's integration sends its webhooks to (shown on the webhooks debug page). */
 export function notionWebhookPath(ctx: AppContext, connectionId: string): string {
   return `/webhooks/notion/${connectionId}/${ctx.secretBox.mac(`notion-webhook:${connectionId}`)}`;
@@ -45,15 +66,26 @@ export function receiveNotionWebhook(app: FastifyInstance, ctx: AppContext) {
       if (connection?.type !== 'notion' || !sameText(path, `/webhooks/notion/${connectionId}/${key}`))
         return fail(404, 'No such webhook', 'This address does not exist.', 'not_found');
       const body = typeof request.body === 'string' ? request.body : '';
-      const sealed = ctx.secretBox.open<SealedSecrets & { notionWebhookToken?: string }>(connection.secrets);
+      const sealed = ctx.secretBox.open<NotionWebhookSecrets>(connection.secrets);
 
-      // The handshake: kept, so the signatures of the events can be checked.
+      // The handshake: kept, so the signatures of the events can be checked. Only while the owner
+      // said one is coming: anyone holding the address could otherwise post a token of their own,
+      // replace the owner's, and sign events with it.
       const handshake = notionVerificationToken(body);
       if (handshake !== null) {
+        const until = sealed.notionHandshakeUntil ? Date.parse(sealed.notionHandshakeUntil) : 0;
+        if (!(until > Date.now()))
+          return fail(
+            409,
+            'Not expecting a verification token',
+            'This connection is not waiting for a Notion verification token. In Lockstep, choose "Connect Notion webhooks" first, then create (or resend) the subscription in Notion.',
+            'conflict',
+          );
+        const { notionHandshakeUntil: _spent, ...rest } = sealed;
         await ctx.db
           .updateTable('external_connection')
           .set({
-            secrets: ctx.secretBox.seal({ ...sealed, notionWebhookToken: handshake }),
+            secrets: ctx.secretBox.seal({ ...rest, notionWebhookToken: handshake }),
             updated_at: new Date(),
           })
           .where('id', '=', connection.id)
@@ -71,13 +103,19 @@ export function receiveNotionWebhook(app: FastifyInstance, ctx: AppContext) {
       )
         return fail(401, 'Bad webhook signature', 'The webhook signature does not match.', 'auth_invalid');
       let timestamp = Number.NaN;
+      let eventId: string | null = null;
       try {
-        timestamp = Date.parse(String((JSON.parse(body) as { timestamp?: unknown }).timestamp));
+        const event = JSON.parse(body) as { timestamp?: unknown; id?: unknown };
+        timestamp = Date.parse(String(event.timestamp));
+        eventId = typeof event.id === 'string' && event.id !== '' ? event.id : null;
       } catch {
         // unreadable: refused below
       }
       if (!Number.isFinite(timestamp) || Math.abs(Date.now() - timestamp) > MAX_EVENT_AGE_MS)
         return fail(400, 'Stale webhook event', 'This webhook event is too old to be taken.', 'validation');
+      // Each event once within the window (older ones are refused as stale above).
+      if (eventId !== null && !(await firstDelivery(ctx, connection.id, eventId)))
+        return reply.status(200).send({ received: true, queued: 0, duplicate: true });
 
       const tableIds = [
         ...new Set(parseNotionWebhook(body).flatMap((h) => (h.tableRemoteId ? [h.tableRemoteId] : []))),
