@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { toRole } from '../services/users';
 import type { AppContext } from './context';
-import { HttpError, unauthorized } from './http-error';
+import { forbidden, HttpError, unauthorized } from './http-error';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,6 +10,8 @@ declare module 'fastify' {
      * when a valid Bearer token is sent anyway; a missing or invalid one leaves it null.
      */
     public?: boolean;
+    /** Staff only: refused with 403 before anything else (validation included) looks at the request. */
+    staff?: boolean;
   }
 }
 
@@ -28,6 +30,7 @@ export function bearerGuard(ctx: AppContext) {
       return;
     }
     await authenticate(request);
+    if (request.routeOptions.config?.staff === true && request.principal?.staff !== true) throw forbidden();
   };
 
   async function authenticate(request: FastifyRequest) {

@@ -3,7 +3,13 @@ import { type RestApp, requireStaff } from '../../http/context';
 export function forceError(app: RestApp) {
   app.get(
     '/debug/error',
-    { schema: { tags: ['debug'], summary: 'Forces an unexpected error, to test error handling (staff)' } },
+    {
+      config: { staff: true },
+      schema: {
+        tags: ['debug', 'staff'],
+        summary: 'Forces an unexpected error, to test error handling (staff)',
+      },
+    },
     async (request) => {
       requireStaff(request);
       throw new Error('Forced error from GET /rest/debug/error');

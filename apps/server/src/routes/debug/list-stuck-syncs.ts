@@ -6,8 +6,9 @@ export function listStuckSyncs(app: RestApp, ctx: AppContext) {
   app.get(
     '/debug/stuck-syncs',
     {
+      config: { staff: true },
       schema: {
-        tags: ['debug'],
+        tags: ['debug', 'staff'],
         summary:
           'Runs still marked running past the limit with no job behind them (staff); the reaper frees them',
         response: {

@@ -18,8 +18,9 @@ export function assignPlan(app: RestApp, ctx: AppContext) {
   app.post(
     '/users/:id/plan',
     {
+      config: { staff: true },
       schema: {
-        tags: ['users'],
+        tags: ['users', 'staff'],
         summary: 'Give a user a plan (staff); stands in for checkout until payments land',
         params: UserIdParams,
         body: AssignPlanBody,

@@ -8,8 +8,9 @@ export function deleteUser(app: RestApp, ctx: AppContext) {
   app.delete(
     '/users/:id',
     {
+      config: { staff: true },
       schema: {
-        tags: ['users'],
+        tags: ['users', 'staff'],
         summary: 'Delete a user and everything they own (staff)',
         params: UserIdParams,
         response: { 200: z.object({ deleted: z.literal(true) }) },

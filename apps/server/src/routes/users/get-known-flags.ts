@@ -6,8 +6,9 @@ export function getKnownFlags(app: RestApp) {
   app.get(
     '/flags/known',
     {
+      config: { staff: true },
       schema: {
-        tags: ['users'],
+        tags: ['users', 'staff'],
         summary: 'The experiment flags the product reads (staff)',
         response: {
           200: z.object({

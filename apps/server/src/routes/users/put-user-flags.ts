@@ -8,8 +8,9 @@ export function putUserFlags(app: RestApp, ctx: AppContext) {
   app.put(
     '/users/:id/flags',
     {
+      config: { staff: true },
       schema: {
-        tags: ['users'],
+        tags: ['users', 'staff'],
         summary: "Replace a user's experiment flags (staff)",
         params: UserIdParams,
         body: FlagsBody,

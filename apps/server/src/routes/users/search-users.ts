@@ -6,8 +6,9 @@ export function searchUsers(app: RestApp, ctx: AppContext) {
   app.get(
     '/users',
     {
+      config: { staff: true },
       schema: {
-        tags: ['users'],
+        tags: ['users', 'staff'],
         summary: 'Search users by email or name (staff)',
         querystring: UserSearchQuery,
         response: { 200: Paged(UserSummary) },
