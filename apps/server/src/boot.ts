@@ -73,7 +73,9 @@ export async function boot(
     // Every role sends jobs; only worker processes (worker, all) run them.
     const boss = await startQueue(databaseUrl, { log: (line) => log(line) });
     // Sandbox apps run inside the one process of the embedded default (or when asked for).
-    if ((config.sandbox ?? embedded !== null) && config.role === 'all')
+    // Outside local and test mode only when asked for: a public server offers no sandboxes by itself.
+    const localMode = config.environment === 'local' || config.environment === 'test';
+    if ((config.sandbox ?? (embedded !== null && localMode)) && config.role === 'all')
       sandbox = await startSandboxApps({
         log,
         // Sandbox connections sign in with this server's OAuth clients, as real ones do.

@@ -35,6 +35,7 @@ const EnvSchema = z.object({
   LOCKSTEP_GOOGLE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_GOOGLE_API_URL: z.string().url().optional(),
   LOCKSTEP_SANDBOX: z.enum(['0', '1', '']).optional(),
+  LOCKSTEP_DEMO: z.enum(['0', '1', '']).optional(),
   LOCKSTEP_PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   LOCKSTEP_PG_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(60_000),
   LOCKSTEP_AUTH_RATE_LIMIT: z.enum(['on', 'off', '1', '0', 'true', 'false', '']).default('on'),
@@ -85,8 +86,16 @@ export type Config = {
   google: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
   /** This server's Notion public integration (sign in with Notion); `apiUrl` for the simulator in tests. */
   notion: { clientId: string | undefined; clientSecret: string | undefined; apiUrl: string | undefined };
-  /** Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded default. */
+  /**
+   * Sandbox apps (simulators): on by LOCKSTEP_SANDBOX=1, off by 0; unset means on for the embedded
+   * default in local and test mode only.
+   */
   sandbox: boolean | undefined;
+  /**
+   * Demo databases outside local and test mode (LOCKSTEP_DEMO=1): each user then gets demo
+   * databases of their own, reached through a role that can touch nothing else. Off by default there.
+   */
+  demo: boolean;
   /**
    * Time limits on the users' PostgreSQL databases as the REST side reaches them (checking a
    * connection, listing schemas, discovering tables): connecting, and each query.
@@ -190,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       apiUrl: e.LOCKSTEP_GOOGLE_API_URL?.replace(/\/$/, '') || undefined,
     },
     sandbox: e.LOCKSTEP_SANDBOX === '1' ? true : e.LOCKSTEP_SANDBOX === '0' ? false : undefined,
+    demo: e.LOCKSTEP_DEMO === '1',
     postgresTimeouts: {
       connectMs: e.LOCKSTEP_PG_CONNECT_TIMEOUT_MS,
       queryMs: e.LOCKSTEP_PG_QUERY_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import {
   supabaseAuthorizeUrl,
 } from '@lockstep/connectors/supabase';
 import type { ConnectorType } from '@lockstep/contract';
+import { EMBEDDED_ITEM } from '../demo/embedded-items';
 import {
   ConnectionProblem,
   type ConnectorPort,
@@ -77,7 +78,9 @@ const postgresql = (allowPrivate: boolean, resolve: ResolveItems, timeouts: PgTi
     check: (secrets) =>
       guarded(async () => {
         const items = resolve(secrets);
-        await assertPostgresqlHostAllowed(items, { allowPrivate });
+        // A demo database is on the embedded server by the server's own choice (users cannot set
+        // the embedded items: assertNoReservedItems), so its private address is not a user's SSRF.
+        await assertPostgresqlHostAllowed(items, { allowPrivate: allowPrivate || EMBEDDED_ITEM in secrets });
         return postgresqlPort.check(items);
       }),
     listBases: (secrets) => guarded(() => postgresqlPort.listBases(resolve(secrets))),

@@ -214,27 +214,29 @@ async function seedNewsletter(client: pg.Client) {
  * a real two-way sync in a couple of clicks. Existing demo databases are left as the user left them.
  */
 export async function ensureDemoDatabases(adminUrl: (database?: string) => string): Promise<void> {
-  for (const [name, seed] of [
-    ['demo_crm', seedCrm],
-    ['demo_newsletter', seedNewsletter],
-  ] as const) {
+  for (const name of ['demo_crm', 'demo_newsletter'] as const) {
     await ensureDatabase(adminUrl('postgres'), name);
-    const client = new DropTolerantClient({ connectionString: adminUrl(name) });
-    await client.connect();
-    try {
-      // Seeded once: a database with tables of its own is the user's now, whatever they did to it.
-      const seeded = await client.query(
-        `select 1 from information_schema.tables where table_schema = 'public' limit 1`,
-      );
-      if (seeded.rowCount) continue;
-      await client.query('begin');
-      await seed(client);
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => {});
-      throw error;
-    } finally {
-      await client.end();
-    }
+    await seedDemoDatabase(adminUrl(name), name);
+  }
+}
+
+/** Seeds a demo database at `url` with `name`'s sample data, once (a database with tables is the user's now). */
+export async function seedDemoDatabase(url: string, name: DemoDatabase): Promise<void> {
+  const seed = name === 'demo_crm' ? seedCrm : seedNewsletter;
+  const client = new DropTolerantClient({ connectionString: url });
+  await client.connect();
+  try {
+    const seeded = await client.query(
+      `select 1 from information_schema.tables where table_schema = 'public' limit 1`,
+    );
+    if (seeded.rowCount) return;
+    await client.query('begin');
+    await seed(client);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    await client.end();
   }
 }

@@ -6,6 +6,9 @@ import { ConnectorError } from '@lockstep/connectors';
  * connection keeps working when the embedded server comes back on another port.
  */
 export const EMBEDDED_ITEM = 'embedded';
+/** A tenant's own demo role (see tenant-demo.ts): the connection logs in as it, not as the superuser. */
+export const EMBEDDED_USER_ITEM = 'embeddedUser';
+export const EMBEDDED_PASSWORD_ITEM = 'embeddedPassword';
 
 export type EmbeddedDatabaseUrl = ((database: string) => string) | null;
 
@@ -23,6 +26,16 @@ export function resolveEmbeddedItems(
       `This connection is to the demo database ${database} of the embedded PostgreSQL, which this server does not run (it uses DATABASE_URL). Connect the database again by its address.`,
     );
   }
-  const { [EMBEDDED_ITEM]: _marker, ...rest } = items;
-  return { ...rest, connectionString: embeddedDatabaseUrl(database) };
+  const {
+    [EMBEDDED_ITEM]: _marker,
+    [EMBEDDED_USER_ITEM]: user,
+    [EMBEDDED_PASSWORD_ITEM]: password,
+    ...rest
+  } = items;
+  const url = new URL(embeddedDatabaseUrl(database));
+  if (user) {
+    url.username = encodeURIComponent(user);
+    url.password = encodeURIComponent(password ?? '');
+  }
+  return { ...rest, connectionString: url.toString() };
 }

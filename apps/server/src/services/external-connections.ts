@@ -4,6 +4,7 @@ import { connectorInfo } from '../connectors/connector-catalog';
 import { ConnectionProblem, type ConnectorPort, type PortCallContext } from '../connectors/connector-port';
 import type { Db } from '../db/database';
 import type { ExternalConnectionTable } from '../db/schema';
+import { EMBEDDED_ITEM, EMBEDDED_PASSWORD_ITEM, EMBEDDED_USER_ITEM } from '../demo/embedded-items';
 import { type AppContext, canAccessOwner, type Principal } from '../http/context';
 import { HttpError, notFound } from '../http/http-error';
 import type { SecretBox } from './secret-box';
@@ -16,6 +17,8 @@ export type SealedSecrets = { connectionItems: Record<string, string>; oAuth?: R
  * Items a server keeps for itself whatever the connector declares (OAuth tokens, a database role's
  * credentials set up by Lockstep): they are never shown either.
  */
+const RESERVED_ITEMS = new Set([EMBEDDED_ITEM, EMBEDDED_USER_ITEM, EMBEDDED_PASSWORD_ITEM]);
+
 const SERVER_SECRETS = [
   'accessToken',
   'refreshToken',
@@ -25,6 +28,7 @@ const SERVER_SECRETS = [
   'apiKey',
   'secretKey',
   'token',
+  EMBEDDED_PASSWORD_ITEM,
 ];
 
 /** Connection items the connector declares secret never leave the server; the rest are shown. */
@@ -45,6 +49,22 @@ export function toExternalConnection(row: Row, items: Record<string, string>): E
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
+}
+
+/**
+ * Items only the server sets (a demo connection's database on the embedded server and its role):
+ * refused from users, who could otherwise point a connection at any database of the embedded
+ * server as its superuser.
+ */
+export function assertNoReservedItems(items: Record<string, unknown>) {
+  const reserved = Object.keys(items).filter((name) => RESERVED_ITEMS.has(name));
+  if (reserved.length > 0)
+    throw new HttpError(
+      400,
+      `Reserved connection items: ${reserved.join(', ')}`,
+      `${reserved.join(', ')} cannot be set on a connection.`,
+      'validation',
+    );
 }
 
 /** A chosen item must be one of its options (TLS mode, change capture): refused with the choices. */

@@ -2,6 +2,7 @@ import { CreateExternalConnectionBody, connectorDisplayName, ExternalConnection 
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import {
   assertItemChoices,
+  assertNoReservedItems,
   callConnector,
   connectorFor,
   toExternalConnection,
@@ -22,6 +23,7 @@ export function createExternalConnection(app: RestApp, ctx: AppContext) {
       const { userId } = principalOf(request);
       const { type, connectionItems, oAuthAuthorizationData, name } = request.body;
       const port = connectorFor(ctx, type);
+      assertNoReservedItems(connectionItems);
       assertItemChoices(type, connectionItems);
       const { accountEmail } = await callConnector(type, () => port.check(connectionItems));
       const row = await ctx.db

@@ -1,7 +1,8 @@
 import { ExternalConnection } from '@lockstep/contract';
 import { z } from 'zod';
 import { DEMO_DATABASES, type DemoDatabase } from '../../demo/demo-databases';
-import { EMBEDDED_ITEM } from '../../demo/embedded-items';
+import { EMBEDDED_ITEM, EMBEDDED_PASSWORD_ITEM, EMBEDDED_USER_ITEM } from '../../demo/embedded-items';
+import { demoDatabasesOffered, demoPerTenant, provisionTenantDemo } from '../../demo/tenant-demo';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { toExternalConnection } from '../../services/external-connections';
@@ -25,7 +26,7 @@ export function demoDatabases(app: RestApp, ctx: AppContext) {
       },
     },
     async () => ({
-      available: ctx.embeddedDatabaseUrl !== null,
+      available: demoDatabasesOffered(ctx),
       items: (Object.keys(DEMO_DATABASES) as DemoDatabase[]).map((name) => ({
         name,
         ...DEMO_DATABASES[name],
@@ -45,16 +46,27 @@ export function demoDatabases(app: RestApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const { userId } = principalOf(request);
-      if (!ctx.embeddedDatabaseUrl) {
+      if (!demoDatabasesOffered(ctx)) {
         throw new HttpError(
           404,
           'No demo databases',
-          'Demo databases exist only when Lockstep runs on its embedded PostgreSQL.',
+          ctx.embeddedDatabaseUrl
+            ? 'This server does not offer demo databases (LOCKSTEP_DEMO=1 turns them on outside local mode).'
+            : 'Demo databases exist only when Lockstep runs on its embedded PostgreSQL.',
           'not_found',
         );
       }
-      // The database, not its address: the embedded server's port may change between starts.
-      const items = { [EMBEDDED_ITEM]: request.params.name };
+      // The database, not its address: the embedded server's port may change between starts. On a
+      // server shared by many, the user's own copy, through a role of their own.
+      let items: Record<string, string> = { [EMBEDDED_ITEM]: request.params.name };
+      if (demoPerTenant(ctx)) {
+        const own = await provisionTenantDemo(ctx, request.params.name, userId);
+        items = {
+          [EMBEDDED_ITEM]: own.database,
+          [EMBEDDED_USER_ITEM]: own.user,
+          [EMBEDDED_PASSWORD_ITEM]: own.password,
+        };
+      }
       const row = await ctx.db
         .insertInto('external_connection')
         .values({

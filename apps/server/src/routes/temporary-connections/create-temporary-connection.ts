@@ -3,7 +3,7 @@ import { parseConnectionString } from '@lockstep/connectors/postgresql';
 import { CreateTemporaryConnectionBody, TemporaryConnection } from '@lockstep/contract';
 import type { AppContext, RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
-import { callConnector, connectorFor } from '../../services/external-connections';
+import { assertNoReservedItems, callConnector, connectorFor } from '../../services/external-connections';
 import { sealTemporaryConnection } from '../../services/temporary-connections';
 
 /**
@@ -38,6 +38,7 @@ export function createTemporaryConnection(app: RestApp, ctx: AppContext) {
       await ctx.authRateLimiter.check(request, 'temporary-connection', email);
       const port = connectorFor(ctx, connectorType);
       let items = request.body.connectionItems;
+      assertNoReservedItems(items);
       // What is wrong with the input alone (no host reached) is said to everyone.
       if (connectorType === 'postgresql') refuseMalformedConnectionString(items.connectionString);
       let accountEmail: string | null;
