@@ -133,8 +133,12 @@ function CauseRow({ cause, onOpen }: { cause: SyncErrorCause; onOpen: (cause: Sy
       <Table.Td>
         {sync.data ? `${sync.data.name}${base ? ` · ${base.name}` : ''}` : (cause.side ?? '')}
       </Table.Td>
-      <Table.Td>
-        <Badge variant="light" color="red">
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>
+        <Badge
+          variant="light"
+          color="red"
+          styles={{ root: { overflow: 'visible' }, label: { overflow: 'visible' } }}
+        >
           {cause.count.toLocaleString()} record{cause.count === 1 ? '' : 's'}
         </Badge>
       </Table.Td>
