@@ -37,7 +37,7 @@ describe('poolConfig timeouts', () => {
       false,
     );
     expect(poolConfig({ connectionString: 'postgres://u@h/app', ssl: 'require' }).ssl).toEqual({
-      rejectUnauthorized: false,
+      rejectUnauthorized: true,
     });
   });
 });

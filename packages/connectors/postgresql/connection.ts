@@ -1,3 +1,4 @@
+import tls from 'node:tls';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import { ConnectorError } from '../sdk/connector';
@@ -10,7 +11,14 @@ export type PgConnectionItems = {
   database?: string;
   user?: string;
   password?: string;
-  ssl?: 'disable' | 'require' | 'verify-full';
+  /**
+   * TLS: `require` and `verify-full` check the server's certificate and host name (the system's
+   * CAs and `sslRootCert`), `verify-ca` the certificate only, `no-verify` encrypts without checking
+   * (the labelled opt-out), `disable` sends in clear. Unset: as the connection string says.
+   */
+  ssl?: 'disable' | 'require' | 'verify-ca' | 'verify-full' | 'no-verify';
+  /** A CA certificate (PEM) the server's certificate may chain to, beside the system's. */
+  sslRootCert?: string;
   /** How changes are found: triggers (the default, works everywhere) or logical decoding. */
   changeCapture?: 'triggers' | 'logical';
 };
@@ -79,17 +87,35 @@ export function parseConnectionString(connectionString: string): pg.ClientConfig
 }
 
 /**
+ * The TLS options of a connection's items. `require` verifies too: it used to mean "encrypt, check
+ * nothing", which let anyone on the path present any certificate; not checking is now `no-verify`,
+ * chosen by name.
+ */
+export function tlsOptions(items: PgConnectionItems): pg.ClientConfig['ssl'] {
+  const ca = items.sslRootCert?.trim() ? { ca: [...tls.rootCertificates, items.sslRootCert.trim()] } : {};
+  switch (items.ssl) {
+    case 'require':
+    case 'verify-full':
+      return { rejectUnauthorized: true, ...ca };
+    case 'verify-ca':
+      // The chain is checked; the name on the certificate is not (a server reached by another name).
+      return { rejectUnauthorized: true, checkServerIdentity: () => undefined, ...ca };
+    case 'no-verify':
+      return { rejectUnauthorized: false };
+    case 'disable':
+      return false;
+    default:
+      return undefined;
+  }
+}
+
+/**
  * The pg config of a connection's items. Every connection has a connect timeout, connection strings
  * included (given to pg as a string they would bypass it, and the string's own query parameters
  * would override the query timeouts).
  */
 export function poolConfig(items: PgConnectionItems, timeouts: PgTimeouts = {}): pg.PoolConfig {
-  const ssl =
-    items.ssl === 'require'
-      ? { rejectUnauthorized: false }
-      : items.ssl === 'verify-full'
-        ? { rejectUnauthorized: true }
-        : undefined;
+  const ssl = tlsOptions(items);
   const connectMs =
     timeouts.connectMs && timeouts.connectMs > 0 ? timeouts.connectMs : DEFAULT_CONNECT_TIMEOUT_MS;
   const limits = {
@@ -179,6 +205,18 @@ export async function assertPostgresqlHostAllowed(
   await assertHostAllowed(connectionHost(items), { allowPrivate: false });
 }
 
+/** Node's TLS errors for a certificate that does not check out (as opposed to a network failure). */
+const CERTIFICATE_ERRORS = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** PostgreSQL errors in the connector error code set, with a text a user can act on. */
 export function mapPgError(error: unknown): ConnectorError {
   const e = error as { code?: string; message?: string; column?: string; detail?: string };
@@ -188,6 +226,13 @@ export function mapPgError(error: unknown): ConnectorError {
       'transient',
       `timeout: ${message}`,
       'The database did not answer in time. Check the host and port, and that a PostgreSQL server listens there.',
+    );
+  }
+  if (e.code && CERTIFICATE_ERRORS.has(e.code)) {
+    return new ConnectorError(
+      'validation',
+      `certificate not verified: ${message}`,
+      `The database's TLS certificate could not be verified (${message}). Give the CA certificate it chains to, or choose no-verify to encrypt without checking it (not safe on networks you do not control).`,
     );
   }
   switch (e.code) {

@@ -6,6 +6,7 @@ export {
   type PgTimeouts,
   parseConnectionString,
   poolConfig,
+  tlsOptions,
 } from './connection';
 export { addColumns, createTables, type NewColumn } from './create-schema';
 export {

@@ -20,7 +20,8 @@ export type ConnectorType = z.infer<typeof ConnectorType>;
 export const RequiredItem = z.object({
   name: z.string(),
   label: z.string(),
-  kind: z.enum(['text', 'password', 'url', 'number', 'select']),
+  /** `multiline`: text of several lines (a PEM certificate). */
+  kind: z.enum(['text', 'password', 'url', 'number', 'select', 'multiline']),
   secret: z.boolean(),
   optional: z.boolean(),
   placeholder: z.string().optional(),

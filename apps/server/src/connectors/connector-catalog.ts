@@ -35,8 +35,14 @@ const CATALOG: Entry[] = [
         item('password', 'Password', 'password', { optional: true }),
         item('ssl', 'TLS', 'select', {
           optional: true,
-          options: ['disable', 'require', 'verify-full'],
+          options: ['disable', 'require', 'verify-full', 'verify-ca', 'no-verify'],
           placeholder: 'As the connection string says (none by default)',
+          help: 'require and verify-full check the certificate and the host name; verify-ca the certificate only; no-verify encrypts without checking anything (not safe on networks you do not control).',
+        }),
+        item('sslRootCert', 'CA certificate (PEM)', 'multiline', {
+          optional: true,
+          placeholder: '-----BEGIN CERTIFICATE-----',
+          help: "Only if the server's certificate chains to a CA of your own (not one your system knows).",
         }),
         item('changeCapture', 'Change capture', 'select', {
           optional: true,

@@ -10,6 +10,7 @@ import {
   Select,
   Stack,
   Text,
+  Textarea,
   TextInput,
   Title,
 } from '@mantine/core';
@@ -77,6 +78,8 @@ function ItemsForm({
                 onChange={(value) => setValues((v) => ({ ...v, [item.name]: value ?? '' }))}
               />
             );
+          if (item.kind === 'multiline')
+            return <Textarea key={item.name} {...common} autosize minRows={2} maxRows={8} />;
           return item.secret || item.kind === 'password' ? (
             <PasswordInput key={item.name} {...common} />
           ) : (

@@ -1,4 +1,4 @@
-import { DropTolerantClient } from '@lockstep/connectors/postgresql';
+import { DropTolerantClient, type PgConnectionItems, tlsOptions } from '@lockstep/connectors/postgresql';
 import type { AutomapSampleInfo } from '@lockstep/contract';
 import type { AutomapColumn, SampleValues, TableInfo } from '@lockstep/engine';
 import type pg from 'pg';
@@ -100,12 +100,7 @@ const quoteIdent = (s: string) => `"${s.replaceAll('"', '""')}"`;
 
 /** The same connection items as the PostgreSQL connector takes, for one short read-only session. */
 function pgClientConfig(items: Record<string, string | undefined>): pg.ClientConfig {
-  const ssl =
-    items.ssl === 'require'
-      ? { rejectUnauthorized: false }
-      : items.ssl === 'verify-full'
-        ? { rejectUnauthorized: true }
-        : undefined;
+  const ssl = tlsOptions(items as PgConnectionItems);
   const common = { ssl, connectionTimeoutMillis: SAMPLE_TIMEOUT_MS, statement_timeout: SAMPLE_TIMEOUT_MS };
   if (items.connectionString) return { connectionString: items.connectionString, ...common };
   return {
