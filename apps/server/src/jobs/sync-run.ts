@@ -157,8 +157,10 @@ export async function registerSyncRun(
     async (jobs) => {
       for (const job of jobs) {
         try {
-          // Without a claim the run is still carried; only its fast takeover is lost.
-          await deps.liveness?.claim(job.id, job.data.coreBaseId).catch(() => {});
+          // Without a claim the run is still carried; only its fast takeover is lost (a dead
+          // worker's run then waits for the queue's heartbeat), so a claim that fails under load
+          // (a pool connect timeout) is tried again before giving up on it.
+          if (deps.liveness) await claimWithRetries(deps.liveness, job.id, job.data.coreBaseId);
           await handleSyncRun(deps.db, boss, deps.runner, job.data);
           await deps.liveness?.release(job.id);
         } catch (error) {
@@ -177,6 +179,21 @@ export async function registerSyncRun(
       }
     },
   );
+}
+
+async function claimWithRetries(liveness: WorkerLiveness, jobId: string, coreBaseId: string) {
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    try {
+      await liveness.claim(jobId, coreBaseId);
+      return;
+    } catch (error) {
+      if (attempt === 4)
+        console.error(
+          `sync-run ${coreBaseId}: could not record which worker carries it (${error instanceof Error ? error.message : String(error)}); a crash now is noticed at the queue's heartbeat`,
+        );
+      else await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
 }
 
 /** Marks the sync's running log failed with why (the queue gave up on its chunk). */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
+import { ensureDatabase } from '../db/database';
 
 /**
  * Issue 18's route-enumerating suite: every /rest route of the OpenAPI document, walked the same
@@ -23,11 +25,21 @@ let routes: Route[] = [];
 const json = { 'content-type': 'application/json' };
 /** Path segments before an id, to the resource of tenant B the id is taken from. */
 const RESOURCE_OF: [RegExp, string][] = [
-  [/^\/rest\/core-bases\/\{id\}/, 'coreBase'],
-  [/\{coreBaseId\}/, 'coreBase'],
+  [/\/core-bases\/\{id\}/, 'coreBase'],
   [/^\/rest\/external-connections\/\{id\}/, 'connection'],
   [/^\/rest\/external-bases\/\{id\}/, 'externalBase'],
+  [/^\/rest\/external-tables\/\{id\}/, 'externalTable'],
+  [/^\/rest\/sync-errors\/(clear-and-retry\/)?\{id\}/, 'syncError'],
+  [/^\/rest\/sync-logs\/\{id\}/, 'syncLog'],
+  [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
 ];
+/** Parameters named for what they hold, wherever they appear. */
+const PARAM_OF: Record<string, string> = {
+  coreBaseId: 'coreBase',
+  externalBaseId: 'externalBase',
+  externalTableId: 'externalTable',
+  tableMappingId: 'tableMapping',
+};
 
 beforeAll(async () => {
   t = await createTestApp({ LOCKSTEP_STAFF_EMAILS: 'staff-every-route@test.test' });
@@ -45,12 +57,23 @@ beforeAll(async () => {
     expect(res.statusCode, `${url}: ${res.body}`).toBe(201);
     return res.json();
   };
+  // B's own database, with a table to sync.
+  const name = `sec_b_${randomUUID().slice(0, 8)}`;
+  await ensureDatabase(inject('adminDatabaseUrl'), name);
+  const theirDatabase = Object.assign(new URL(inject('adminDatabaseUrl')), {
+    pathname: `/${name}`,
+  }).toString();
+  const setup = new pg.Client({ connectionString: theirDatabase });
+  await setup.connect();
+  await setup.query('create table people (id serial primary key, name text)');
+  await setup.query(`insert into people (name) values ('B one'), ('B two')`);
+  await setup.end();
   theirs.coreBase = (await post('/rest/core-bases', { name: "B's sync" })).id;
   theirs.connection = (
     await post('/rest/external-connections', {
       type: 'postgresql',
       name: "B's database",
-      connectionItems: { connectionString: inject('adminDatabaseUrl') },
+      connectionItems: { connectionString: theirDatabase },
     })
   ).id;
   const attached = await post('/rest/external-bases', {
@@ -62,6 +85,73 @@ beforeAll(async () => {
     side: 'left',
   });
   theirs.externalBase = attached.leftExternalBase.id;
+  theirs.externalTable = attached.leftExternalBase.externalTables[0].id;
+  // Both sides on B's own table, mapped: a preview, a run and an issue of B's to try A on.
+  const both = await post('/rest/external-bases', {
+    type: 'postgresql',
+    name: "B's schema again",
+    remoteId: 'public',
+    coreBaseId: theirs.coreBase,
+    externalConnectionId: theirs.connection,
+    side: 'right',
+  });
+  const patched = await t.app.inject({
+    method: 'PATCH',
+    url: `/rest/core-bases/${theirs.coreBase}?detailLevel=fullBaseSchema`,
+    headers: { ...b.auth, ...json },
+    payload: {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: theirs.externalTable,
+            rightTableId: both.rightExternalBase.externalTables[0].id,
+            syncDirection: 'both',
+            filter: null,
+            matchOnFieldId: null,
+            matchOnSecondaryFieldId: null,
+            conflictWinnerSide: 'left',
+            conflictReview: false,
+            deleteProtection: false,
+            columnMappings: [],
+          },
+        ],
+      },
+    },
+  });
+  expect(patched.statusCode, patched.body).toBe(200);
+  theirs.tableMapping = patched.json().mappings.tableMappings[0].id;
+  theirs.preview = (await post('/rest/sync-preview/create', { coreBaseId: theirs.coreBase })).id;
+  theirs.syncLog = (
+    await t.ctx.db
+      .insertInto('sync_log')
+      .values({
+        owner_id: b.userId,
+        core_base_id: theirs.coreBase as string,
+        trigger: 'manual',
+        counts: '{}',
+        error: null,
+        started_at: new Date(),
+        finished_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+  theirs.syncError = (
+    await t.ctx.db
+      .insertInto('sync_error')
+      .values({
+        owner_id: b.userId,
+        core_base_id: theirs.coreBase as string,
+        code: 'validation',
+        message: 'refused',
+        user_facing_message: "B's issue",
+        details: '{}',
+        created_at: new Date(),
+        updated_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
@@ -80,13 +170,13 @@ const hasBody = (r: Route) => r.op.requestBody !== undefined;
 /** The path with every parameter filled: tenant B's id where the path names a resource of B, else a fresh UUID. */
 function fill(r: Route, own: 'fresh' | 'theirs' = 'fresh') {
   const resource = RESOURCE_OF.find(([re]) => re.test(r.path))?.[1];
-  return r.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
-    own === 'theirs' && resource && (name === 'id' || name === 'coreBaseId')
-      ? (theirs[resource] as string)
-      : randomUUID(),
-  );
+  return r.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const kind = name === 'id' ? resource : PARAM_OF[name];
+    return own === 'theirs' && kind && theirs[kind] ? (theirs[kind] as string) : randomUUID();
+  });
 }
-const namesTheirs = (r: Route) => RESOURCE_OF.some(([re]) => re.test(r.path));
+const namesTheirs = (r: Route) =>
+  RESOURCE_OF.some(([re]) => re.test(r.path)) || Object.keys(PARAM_OF).some((p) => r.path.includes(`{${p}}`));
 
 type Res = { statusCode: number; body: string; json(): unknown };
 function envelopeOf(res: Res) {
@@ -183,6 +273,12 @@ describe('every /rest route of the OpenAPI document', () => {
       headers: b.auth,
     });
     expect(conn.statusCode).toBe(200);
+    for (const url of [
+      `/rest/sync-errors/${theirs.syncError}`,
+      `/rest/sync-logs/${theirs.syncLog}`,
+      `/rest/sync-preview/${theirs.preview}`,
+    ])
+      expect((await t.app.inject({ url, headers: b.auth })).statusCode, url).toBe(200);
   });
 
   it('answers 400 in the envelope for a NUL byte and for an unknown query parameter', async () => {
