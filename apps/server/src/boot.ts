@@ -122,6 +122,7 @@ export async function boot(
       {},
       {
         resolveItems,
+        supabase: { rootCa: config.supabase.rootCa },
         airtable: { ...airtable, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },

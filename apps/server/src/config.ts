@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -24,6 +26,7 @@ const EnvSchema = z.object({
   LOCKSTEP_SUPABASE_API_URL: z.string().url().default('https://api.supabase.com'),
   LOCKSTEP_SUPABASE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_SUPABASE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_SUPABASE_ROOT_CA: z.string().optional(),
   LOCKSTEP_AIRTABLE_API_URL: z.string().url().default('https://api.airtable.com'),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
@@ -70,8 +73,17 @@ export type Config = {
   oidcProviders: string[];
   webDist: string;
   logLevel: string;
-  /** Supabase's Management API and this server's OAuth app there (a simulator in tests). */
-  supabase: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+  /**
+   * Supabase's Management API and this server's OAuth app there (a simulator in tests); `rootCa`,
+   * Supabase's root CA (PEM, read from LOCKSTEP_SUPABASE_ROOT_CA at start), which the certificates
+   * of Supabase's databases chain to.
+   */
+  supabase: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    rootCa: string | undefined;
+  };
   /** Airtable's API and OAuth hosts and this server's OAuth integration (the simulator in tests). */
   airtable: {
     apiUrl: string;
@@ -125,6 +137,40 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * LOCKSTEP_SUPABASE_ROOT_CA: the path of a PEM file holding Supabase's root CA, read once. A file
+ * that cannot be read or holds no valid certificate stops the server with what to do (rather than
+ * every Supabase connection failing later on its certificate).
+ */
+export function readSupabaseRootCa(file: string | undefined): string | undefined {
+  if (!file?.trim()) return undefined;
+  const fix =
+    "Give the path of Supabase's root CA certificate (PEM), downloaded once from Supabase's documentation or dashboard (Project Settings > Database > SSL Configuration > Download certificate), or unset the variable.";
+  let text: string;
+  try {
+    text = readFileSync(file.trim(), 'utf8');
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`LOCKSTEP_SUPABASE_ROOT_CA: cannot read ${file.trim()} (${why}). ${fix}`);
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0)
+    throw new Error(`LOCKSTEP_SUPABASE_ROOT_CA: ${file.trim()} holds no PEM certificate. ${fix}`);
+  for (const pem of certificates) {
+    try {
+      new X509Certificate(pem);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `LOCKSTEP_SUPABASE_ROOT_CA: ${file.trim()} holds a certificate that cannot be read (${why}). ${fix}`,
+      );
+    }
+  }
+  return certificates.join('\n');
 }
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -181,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       apiUrl: e.LOCKSTEP_SUPABASE_API_URL.replace(/\/$/, ''),
       clientId: e.LOCKSTEP_SUPABASE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_SUPABASE_CLIENT_SECRET || undefined,
+      rootCa: readSupabaseRootCa(e.LOCKSTEP_SUPABASE_ROOT_CA),
     },
     airtable: {
       apiUrl: e.LOCKSTEP_AIRTABLE_API_URL.replace(/\/$/, ''),

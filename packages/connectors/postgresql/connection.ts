@@ -217,8 +217,24 @@ const CERTIFICATE_ERRORS = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** Whether a connection failed on the server's TLS certificate (not on the network or the database). */
+export function isCertificateError(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return typeof code === 'string' && CERTIFICATE_ERRORS.has(code);
+}
+
+/**
+ * How an error is told to the user where the connection's kind knows better than PostgreSQL's
+ * generic text: `certificateAdvice` says what to do about a certificate that does not check out
+ * (Supabase's: set up its root CA), given Node's reason.
+ */
+export type PgErrorOptions = { certificateAdvice?: (reason: string) => string };
+
+const defaultCertificateAdvice = (reason: string) =>
+  `The database's TLS certificate could not be verified (${reason}). Give the CA certificate it chains to, or choose no-verify to encrypt without checking it (not safe on networks you do not control).`;
+
 /** PostgreSQL errors in the connector error code set, with a text a user can act on. */
-export function mapPgError(error: unknown): ConnectorError {
+export function mapPgError(error: unknown, options: PgErrorOptions = {}): ConnectorError {
   const e = error as { code?: string; message?: string; column?: string; detail?: string };
   const message = e.message ?? String(error);
   if (isTimeout(error) && e.code !== '57014') {
@@ -228,11 +244,11 @@ export function mapPgError(error: unknown): ConnectorError {
       'The database did not answer in time. Check the host and port, and that a PostgreSQL server listens there.',
     );
   }
-  if (e.code && CERTIFICATE_ERRORS.has(e.code)) {
+  if (isCertificateError(error)) {
     return new ConnectorError(
       'validation',
       `certificate not verified: ${message}`,
-      `The database's TLS certificate could not be verified (${message}). Give the CA certificate it chains to, or choose no-verify to encrypt without checking it (not safe on networks you do not control).`,
+      (options.certificateAdvice ?? defaultCertificateAdvice)(message),
     );
   }
   switch (e.code) {

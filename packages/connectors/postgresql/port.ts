@@ -3,8 +3,9 @@ import { ConnectorError } from '../sdk/connector';
 import {
   DropTolerantClient,
   isTimeout,
-  mapPgError,
+  mapPgError as mapPgErrorAs,
   type PgConnectionItems,
+  type PgErrorOptions,
   type PgTimeouts,
   poolConfig,
 } from './connection';
@@ -17,9 +18,11 @@ export const DEFAULT_PORT_QUERY_TIMEOUT_MS = 60_000;
 /**
  * What the REST layer needs to connect a database and learn its schema. Every call has a connect
  * timeout (10 s unless told) and a timeout per query (60 s unless told), so a host that accepts the
- * connection but never answers cannot keep a request open.
+ * connection but never answers cannot keep a request open. `errors` tells some errors the way the
+ * connection's kind knows better (Supabase's certificate advice).
  */
-export function createPostgresqlPort(timeouts: PgTimeouts = {}) {
+export function createPostgresqlPort(timeouts: PgTimeouts = {}, errors: PgErrorOptions = {}) {
+  const mapPgError = (error: unknown) => mapPgErrorAs(error, errors);
   const limits: PgTimeouts = { ...timeouts, queryMs: timeouts.queryMs ?? DEFAULT_PORT_QUERY_TIMEOUT_MS };
   const config = (items: PgConnectionItems) => poolConfig(items, limits);
   return {

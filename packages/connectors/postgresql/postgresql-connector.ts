@@ -23,7 +23,14 @@ async function prunedPast(client: pg.PoolClient, xid: string, since: string): Pr
   return pruned.xid > at.xid || (pruned.xid === at.xid && pruned.id > at.id);
 }
 
-import { mapPgError, type PgConnectionItems, poolConfig, qualified, quoteIdent } from './connection';
+import {
+  mapPgError as mapPgErrorAs,
+  type PgConnectionItems,
+  type PgErrorOptions,
+  poolConfig,
+  qualified,
+  quoteIdent,
+} from './connection';
 import {
   changeTableName,
   currentEpoch,
@@ -166,7 +173,11 @@ export type PostgresqlConnector = TableConnector & {
  * transaction with a savepoint per item (one bad row fails alone), post-images by RETURNING, and
  * idempotency keys stored in the same transaction so a retried create never duplicates.
  */
-export function createPostgresqlConnector(items: PgConnectionItems): PostgresqlConnector {
+export function createPostgresqlConnector(
+  items: PgConnectionItems,
+  errors: PgErrorOptions = {},
+): PostgresqlConnector {
+  const mapPgError = (error: unknown) => mapPgErrorAs(error, errors);
   const pool = new pg.Pool(poolConfig(items));
   pool.on('error', () => {});
   const logical = items.changeCapture === 'logical';

@@ -21,9 +21,12 @@ export {
   createSupabasePort,
   parseSupabaseBase,
   type SaveItems,
+  SUPABASE_DATABASE_ERRORS,
   type SupabaseItems,
   type SupabasePort,
   type SupabaseSettings,
+  type SupabaseTls,
+  supabaseCertificateAdvice,
   supabaseDatabaseItems,
   tokenItems,
 } from './port';

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { assertPostgresqlHostAllowed, type PgConnectionItems } from '../postgresql/connection';
-import { postgresqlPort } from '../postgresql/port';
+import {
+  assertPostgresqlHostAllowed,
+  type PgConnectionItems,
+  type PgErrorOptions,
+} from '../postgresql/connection';
+import { createPostgresqlPort } from '../postgresql/port';
 import { ConnectorError } from '../sdk/connector';
 import { dropRoleByHandSql, dropRoleSql, listSchemasSql, roleSql, schemaGrantSql } from './database-access';
 import {
@@ -19,26 +23,49 @@ import {
  *
  * Connection items (all stored sealed; the secret ones never leave the server):
  * accessToken, refreshToken, tokenExpiresAt (epoch ms) — the Management API;
- * projectRef, projectName, roleName, schemas (JSON list), connectionString, ssl — the database.
+ * projectRef, projectName, roleName, schemas (JSON list), connectionString — the database;
+ * ssl, sslRootCert — TLS to the database, which the user may set (see supabaseDatabaseItems).
  */
 export type SupabaseItems = Record<string, string>;
 /** Stores changed items (renewed tokens, a role just set up) on the connection. */
 export type SaveItems = (items: SupabaseItems) => Promise<void>;
 
-export type SupabaseSettings = {
+/** What the server adds to every Supabase connection's TLS: Supabase's root CA, when the operator gave it. */
+export type SupabaseTls = {
+  /** PEM (LOCKSTEP_SUPABASE_ROOT_CA): certificates may chain to it, beside the system's CAs. */
+  rootCa?: string | undefined;
+};
+
+export type SupabaseSettings = SupabaseTls & {
   apiUrl?: string;
   clientId?: string;
   clientSecret?: string;
   /** Databases on private addresses (the simulator's) are refused unless allowed. */
   allowPrivateHosts?: boolean;
-  /** TLS to the project's database: Supabase requires it; the simulator has none. */
+  /** TLS to the project's database: verified; `disable` only for the simulator, which has none. */
   databaseSsl?: 'require' | 'disable';
   now?: () => number;
   maxRetryAfterMs?: number;
 };
 
-/** The items PostgreSQL needs to reach the project's database as Lockstep's role. */
-export function supabaseDatabaseItems(items: SupabaseItems): PgConnectionItems {
+/**
+ * What to do when a Supabase database's certificate does not check out. Supabase's certificates
+ * chain to Supabase's own root CA ("Supabase Root 2021 CA"), which is in no system's trust store.
+ */
+export const supabaseCertificateAdvice = (reason: string) =>
+  `The Supabase database's TLS certificate could not be verified (${reason}). Supabase's certificates chain to Supabase's own root CA: download it in the Supabase dashboard (Project Settings > Database > SSL Configuration > Download certificate) and paste it into this connection's "CA certificate" field, or ask this server's administrator to set LOCKSTEP_SUPABASE_ROOT_CA to that file for every Supabase connection. Or choose "Encrypt without checking the certificate" (no-verify) for this connection's TLS, which is not safe on networks you do not control.`;
+
+/** How the PostgreSQL side tells Supabase's errors (the certificate advice above). */
+export const SUPABASE_DATABASE_ERRORS: PgErrorOptions = { certificateAdvice: supabaseCertificateAdvice };
+
+/**
+ * The items PostgreSQL needs to reach the project's database as Lockstep's role. TLS verifies the
+ * certificate and host name (`verify-full`) against the system's CAs, the operator's Supabase root
+ * CA (`tls.rootCa`) and the connection's own `sslRootCert`, whatever `ssl` says (connections stored
+ * with `require` before it verified included), except `no-verify`: the labelled opt-out,
+ * "Encrypt without checking the certificate". `disable` is only stored for the simulator.
+ */
+export function supabaseDatabaseItems(items: SupabaseItems, tls: SupabaseTls = {}): PgConnectionItems {
   if (!items.connectionString) {
     throw new ConnectorError(
       'validation',
@@ -46,16 +73,14 @@ export function supabaseDatabaseItems(items: SupabaseItems): PgConnectionItems {
       'Choose a Supabase project and schema first: Lockstep sets up its database access then.',
     );
   }
-  return {
-    connectionString: items.connectionString,
-    // Supabase's certificates chain to Supabase's own root CA, which is not bundled yet: its TLS
-    // still encrypts without checking the certificate (issue 18 item 9 stays open for it).
-    ...(items.ssl === 'require'
-      ? { ssl: 'no-verify' as const }
-      : items.ssl === 'disable'
-        ? { ssl: 'disable' as const }
-        : {}),
-  };
+  const connectionString = items.connectionString;
+  if (items.ssl === 'disable') return { connectionString, ssl: 'disable' };
+  if (items.ssl === 'no-verify') return { connectionString, ssl: 'no-verify' };
+  const roots = [tls.rootCa, items.sslRootCert]
+    .map((pem) => pem?.trim())
+    .filter(Boolean)
+    .join('\n');
+  return { connectionString, ssl: 'verify-full', ...(roots ? { sslRootCert: roots } : {}) };
 }
 
 /** `<ref>:<schema>`, the remote id of a Supabase base. */
@@ -87,6 +112,8 @@ const schemasOf = (items: SupabaseItems): string[] => {
 };
 
 export function createSupabasePort(settings: SupabaseSettings = {}) {
+  const postgresqlPort = createPostgresqlPort({}, SUPABASE_DATABASE_ERRORS);
+  const databaseItems = (items: SupabaseItems) => supabaseDatabaseItems(items, settings);
   const now = settings.now ?? Date.now;
   const apiUrl = settings.apiUrl ?? SUPABASE_API_URL;
 
@@ -146,7 +173,7 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
   }
 
   async function guardHost(items: SupabaseItems) {
-    await assertPostgresqlHostAllowed(supabaseDatabaseItems(items), {
+    await assertPostgresqlHostAllowed(databaseItems(items), {
       allowPrivate: settings.allowPrivateHosts ?? false,
     });
   }
@@ -196,7 +223,13 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
       roleName: role,
       schemas: JSON.stringify(schemas),
       connectionString: databaseUrl(project, ref, role, password),
-      ssl: settings.databaseSsl ?? 'require',
+      // The simulator has no TLS; otherwise verified unless the user chose the opt-out.
+      ssl:
+        settings.databaseSsl === 'disable'
+          ? 'disable'
+          : items.ssl === 'no-verify'
+            ? 'no-verify'
+            : 'verify-full',
     };
     await s.update(next);
     return next;
@@ -228,7 +261,7 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
       await s.call((api) => api.listOrganizations());
       if (s.items.connectionString) {
         await guardHost(s.items);
-        await postgresqlPort.check(supabaseDatabaseItems(s.items));
+        await postgresqlPort.check(databaseItems(s.items));
       }
       return { accountEmail: null };
     },
@@ -295,12 +328,12 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
       let ready = await ensureAccess(s, ref, schema);
       await guardHost(ready);
       try {
-        return await postgresqlPort.discoverSchema(supabaseDatabaseItems(ready), schema);
+        return await postgresqlPort.discoverSchema(databaseItems(ready), schema);
       } catch (error) {
         // The role's password was changed or the role dropped in Supabase: set it up again once.
         if (!(error instanceof ConnectorError) || error.code !== 'auth_invalid') throw error;
         ready = await ensureAccess(s, ref, schema, { resetPassword: true });
-        return postgresqlPort.discoverSchema(supabaseDatabaseItems(ready), schema);
+        return postgresqlPort.discoverSchema(databaseItems(ready), schema);
       }
     },
   };

@@ -67,6 +67,18 @@ const CATALOG: Entry[] = [
           placeholder: 'sbp_…',
           help: 'Instead of signing in with Supabase: a token from supabase.com/dashboard/account/tokens.',
         }),
+        // TLS to the project's database, as PostgreSQL's items (no disable: Supabase requires TLS).
+        item('ssl', 'Database TLS', 'select', {
+          optional: true,
+          options: ['verify-full', 'no-verify'],
+          placeholder: 'verify-full (checks the certificate)',
+          help: "verify-full (the default) checks the database's certificate and host name, against Supabase's root CA. no-verify: Encrypt without checking the certificate (not safe on networks you do not control).",
+        }),
+        item('sslRootCert', 'CA certificate (PEM)', 'multiline', {
+          optional: true,
+          placeholder: '-----BEGIN CERTIFICATE-----',
+          help: "Supabase's root CA, unless this server's administrator set it up (LOCKSTEP_SUPABASE_ROOT_CA): in the Supabase dashboard, Project Settings > Database > SSL Configuration > Download certificate, then paste the file's text here.",
+        }),
       ],
     },
     requiredBaseExtras: [],

@@ -190,7 +190,13 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
  */
 export function createConnectorRegistry(options: {
   allowPrivateHosts: boolean;
-  supabase?: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+  supabase?: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
+    rootCa?: string | undefined;
+  };
   airtable?: AirtableSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
@@ -213,7 +219,7 @@ export function createConnectorRegistry(options: {
       supabase({
         ...options.supabase,
         allowPrivateHosts: options.allowPrivateHosts,
-        // Supabase's databases take TLS; the simulator (another API URL) has none.
+        // Supabase's databases take TLS, verified; the simulator (another API URL) has none.
         databaseSsl: options.supabase && options.supabase.apiUrl !== SUPABASE_API_URL ? 'disable' : 'require',
       }),
     ],

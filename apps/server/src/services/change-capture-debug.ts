@@ -8,8 +8,15 @@ import { openSecrets } from './external-connections';
 
 export type Mechanism = 'postgres_trigger_notify' | 'postgres_logical_decoding' | 'polling';
 
-/** A base's connection as the debug routes use it: its type and opened items. */
-export type OpenedConnection = { type: string; items: Record<string, string> };
+/**
+ * A base's connection as the debug routes use it: its type and opened items (and, for Supabase,
+ * the operator's root CA its database's TLS verifies against).
+ */
+export type OpenedConnection = {
+  type: string;
+  items: Record<string, string>;
+  supabaseRootCa?: string | undefined;
+};
 
 /** The real-time mechanism a connection uses, as the sync runtime has it today. */
 export function realTimeMechanism(type: string, connection: OpenedConnection | undefined): Mechanism {
@@ -34,6 +41,7 @@ export async function baseConnection(
     ? {
         type: row.type,
         items: resolveEmbeddedItems(openSecrets(ctx, row).connectionItems, ctx.embeddedDatabaseUrl),
+        supabaseRootCa: ctx.config.supabase.rootCa,
       }
     : undefined;
 }
@@ -61,8 +69,10 @@ export type CaptureState = {
 };
 
 /** The database items of a PostgreSQL or Supabase connection. */
-function databaseItems(type: ConnectorType, items: Record<string, string>): PgConnectionItems {
-  return type === 'supabase' ? supabaseDatabaseItems(items) : (items as PgConnectionItems);
+function databaseItems(connection: OpenedConnection): PgConnectionItems {
+  return (connection.type as ConnectorType) === 'supabase'
+    ? supabaseDatabaseItems(connection.items, { rootCa: connection.supabaseRootCa })
+    : (connection.items as PgConnectionItems);
 }
 
 /** Reads the change-capture state (trigger table, triggers, listeners) from the app's database. */
@@ -71,7 +81,7 @@ export async function readCaptureState(
   tableRemoteIds: string[],
   sinceByTable: Map<string, { since: string; xid?: string }> = new Map(),
 ): Promise<CaptureState> {
-  const items = databaseItems(connection.type as ConnectorType, connection.items);
+  const items = databaseItems(connection);
   const client = new DropTolerantClient({
     ...poolConfig(items),
     connectionTimeoutMillis: 5_000,

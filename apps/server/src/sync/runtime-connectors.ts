@@ -5,8 +5,16 @@ import {
   type GoogleSheetsSettings,
 } from '@lockstep/connectors/google-sheets';
 import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
-import { createPostgresqlConnector, type PostgresqlConnector } from '@lockstep/connectors/postgresql';
-import { supabaseDatabaseItems } from '@lockstep/connectors/supabase';
+import {
+  createPostgresqlConnector,
+  type PgErrorOptions,
+  type PostgresqlConnector,
+} from '@lockstep/connectors/postgresql';
+import {
+  SUPABASE_DATABASE_ERRORS,
+  type SupabaseTls,
+  supabaseDatabaseItems,
+} from '@lockstep/connectors/supabase';
 
 /**
  * The connectors a run uses, by connector type, built for one connection's decrypted credentials.
@@ -86,6 +94,8 @@ export function createRuntimeConnectors(
     airtable?: AirtableSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
+    /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
+    supabase?: SupabaseTls;
     /** Stored PostgreSQL items to the items to connect with, at each use (demo/embedded-items.ts). */
     resolveItems?: (items: Record<string, string>) => Record<string, string>;
   } = {},
@@ -95,21 +105,26 @@ export function createRuntimeConnectors(
 } {
   // One pool per database, kept across runs (a run must not open new connections every chunk).
   const pools = new Map<string, PostgresqlConnector>();
-  const postgresql = (stored: Record<string, string>) => {
+  const postgresql = (stored: Record<string, string>, kind?: { type: string; errors: PgErrorOptions }) => {
     // Keyed by the resolved address: a demo database's server on a new port gets a new pool.
     const secrets = options.resolveItems ? options.resolveItems(stored) : stored;
-    const key = JSON.stringify(Object.entries(secrets).sort());
+    const key = JSON.stringify([kind?.type ?? 'postgresql', ...Object.entries(secrets).sort()]);
     let c = pools.get(key);
     if (!c) {
-      c = createPostgresqlConnector(secrets);
+      c = createPostgresqlConnector(secrets, kind?.errors);
       pools.set(key, c);
     }
     return c;
   };
   const all: Record<string, Factory> = {
-    postgresql,
-    // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project.
-    supabase: (secrets) => postgresql(supabaseDatabaseItems(secrets) as Record<string, string>),
+    postgresql: (secrets) => postgresql(secrets),
+    // Supabase's data path is PostgreSQL, as the role Lockstep set up in the project; a certificate
+    // that does not check out says how to give Supabase's root CA.
+    supabase: (secrets) =>
+      postgresql(supabaseDatabaseItems(secrets, options.supabase) as Record<string, string>, {
+        type: 'supabase',
+        errors: SUPABASE_DATABASE_ERRORS,
+      }),
     airtable: airtableRuntimeFactory(options.airtable ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),

@@ -37,13 +37,16 @@ function ItemsForm({
   submitLabel,
   busy,
   onSubmit,
+  initial = {},
 }: {
   items: RequiredItem[];
   submitLabel: string;
   busy: boolean;
   onSubmit: (values: Record<string, string>) => void;
+  /** Values the fields start with (a connection's settings being edited). */
+  initial?: Record<string, string>;
 }) {
-  const [values, setValues] = useState<Record<string, string>>({});
+  const [values, setValues] = useState<Record<string, string>>(initial);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onSubmit(Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '')));
@@ -93,6 +96,69 @@ function ItemsForm({
         </Group>
       </Stack>
     </form>
+  );
+}
+
+/** A connection's TLS items, editable once it exists (a Supabase connection made by signing in). */
+const TLS_ITEMS = new Set(['ssl', 'sslRootCert']);
+
+/**
+ * The TLS settings of an existing connection (the database's TLS mode and CA certificate), changed
+ * in place: a Supabase database's certificate is first checked when a base is chosen, so this is
+ * where its CA certificate is given, or the opt-out chosen. Cleared fields are removed.
+ */
+function ConnectionTlsSettings({
+  connection,
+  info,
+}: {
+  connection: ExternalConnection;
+  info: ConnectorInfo;
+}) {
+  const client = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const items = info.auth.requiredItems.filter((i) => TLS_ITEMS.has(i.name));
+  const save = useMutation({
+    mutationFn: (values: Record<string, string>) =>
+      api<ExternalConnection>(`/rest/external-connections/${connection.id}`, {
+        method: 'PATCH',
+        body: { connectionItems: Object.fromEntries(items.map((i) => [i.name, values[i.name] ?? null])) },
+      }),
+    onSuccess: () => {
+      showSuccess(`The TLS settings of ${connection.name} are saved.`);
+      setOpen(false);
+      return client.invalidateQueries({ queryKey: ['external-connections'] });
+    },
+  });
+  if (items.length === 0) return null;
+  // Stored values the choices no longer offer (a simulator's disable) start empty.
+  const initial = Object.fromEntries(
+    items.flatMap((i) => {
+      const value = connection.connectionItems[i.name];
+      if (value === undefined || (i.kind === 'select' && !i.options?.includes(value))) return [];
+      return [[i.name, value]];
+    }),
+  );
+  if (!open)
+    return (
+      <Group>
+        <Button variant="subtle" size="compact-sm" onClick={() => setOpen(true)}>
+          Database TLS settings
+        </Button>
+      </Group>
+    );
+  return (
+    <Card withBorder padding="sm">
+      <Stack gap="xs">
+        {save.error ? <ErrorAlert error={save.error} title="Could not save the TLS settings" /> : null}
+        <ItemsForm
+          items={items}
+          initial={initial}
+          submitLabel="Save TLS settings"
+          busy={save.isPending}
+          onSubmit={(values) => save.mutate(values)}
+        />
+      </Stack>
+    </Card>
   );
 }
 
@@ -190,6 +256,9 @@ function ChooseBase({
           busy={attach.isPending}
           onSubmit={(extras) => attach.mutate(extras)}
         />
+      ) : null}
+      {info.connectorType === 'supabase' ? (
+        <ConnectionTlsSettings connection={connection} info={info} />
       ) : null}
     </Stack>
   );
@@ -329,9 +398,10 @@ function ChooseConnection({
           ) : null}
           <ItemsForm
             items={
-              // With OAuth apps the items are the alternative to signing in (a personal token).
+              // With OAuth apps the token is the alternative to signing in (a personal token), so
+              // it is required here; other items (Supabase's database TLS) stay optional.
               info.auth.type === 'oauth2'
-                ? info.auth.requiredItems.map((i) => ({ ...i, optional: false }))
+                ? info.auth.requiredItems.map((i) => (i.kind === 'password' ? { ...i, optional: false } : i))
                 : info.auth.requiredItems
             }
             submitLabel={`Connect ${info.displayName}`}

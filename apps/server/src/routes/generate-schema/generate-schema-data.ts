@@ -63,7 +63,7 @@ export async function loadDestination(ctx: AppContext, principal: Principal, ext
     return {
       dest,
       source,
-      items: supabaseDatabaseItems(items) as Record<string, string>,
+      items: supabaseDatabaseItems(items, ctx.config.supabase) as Record<string, string>,
       schema: parseSupabaseBase(dest.remote_id).schema,
     };
   }
