@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../../../packages/connectors/test-support/tls-endpoint';
 import { loadConfig } from './config';
 
 const argv = ['node', 'server'];
@@ -9,5 +13,31 @@ describe('the listen address', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db/lockstep' }, argv).host).toBe('0.0.0.0');
     expect(loadConfig({ HOST: '0.0.0.0' }, argv).host).toBe('0.0.0.0');
     expect(loadConfig({ HOST: '::1', DATABASE_URL: 'postgres://db/lockstep' }, argv).host).toBe('::1');
+  });
+});
+
+describe("LOCKSTEP_SUPABASE_ROOT_CA (Supabase's root CA, issue 18 item 9)", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'supabase-ca-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is read once at start; an unreadable file or one without a certificate stops the server, saying what to do', () => {
+    const { certPem } = selfSignedCertificate('Supabase Root Test CA');
+    const good = path.join(dir, 'root.crt');
+    writeFileSync(good, `Supabase's root CA\n${certPem}`);
+    expect(loadConfig({ LOCKSTEP_SUPABASE_ROOT_CA: good }, argv).supabase.rootCa).toBe(certPem.trim());
+    expect(loadConfig({}, argv).supabase.rootCa).toBeUndefined();
+
+    expect(() => loadConfig({ LOCKSTEP_SUPABASE_ROOT_CA: path.join(dir, 'missing.crt') }, argv)).toThrow(
+      /LOCKSTEP_SUPABASE_ROOT_CA: cannot read .*missing\.crt.*Download certificate/,
+    );
+    const notPem = path.join(dir, 'not.pem');
+    writeFileSync(notPem, 'hello');
+    expect(() => loadConfig({ LOCKSTEP_SUPABASE_ROOT_CA: notPem }, argv)).toThrow(/holds no PEM certificate/);
+    const broken = path.join(dir, 'broken.pem');
+    writeFileSync(
+      broken,
+      '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n',
+    );
+    expect(() => loadConfig({ LOCKSTEP_SUPABASE_ROOT_CA: broken }, argv)).toThrow(/cannot be read/);
   });
 });

@@ -1,68 +1,23 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import tls from 'node:tls';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTlsEndpoint, type TlsEndpoint } from '../test-support/tls-endpoint';
 import { mapPgError, type PgConnectionItems, poolConfig } from './connection';
 
 // Issue 18 item 9: `require` used to encrypt without checking the certificate, so anyone on the
 // path could present any certificate. Against a server speaking PostgreSQL's TLS handshake with a
 // self-signed certificate: require and verify-full refuse it (with a text saying what to do),
 // the server's own CA makes it pass, and no-verify (the labelled opt-out) does not check it.
-let server: net.Server;
+let endpoint: TlsEndpoint;
 let port = 0;
 let caPem = '';
-const dir = mkdtempSync(path.join(tmpdir(), 'pg-tls-'));
-let handshakes = 0;
+const handshakes = () => endpoint.handshakes();
 
 beforeAll(async () => {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      path.join(dir, 'key.pem'),
-      '-out',
-      path.join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  caPem = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
-  const key = readFileSync(path.join(dir, 'key.pem'));
-  // Answers the SSLRequest with 'S', completes TLS, then closes: enough to see whether the client
-  // accepted the certificate (a closed connection) or refused it (a certificate error).
-  server = net.createServer((socket) => {
-    socket.once('data', () => {
-      socket.write('S');
-      const secure = new tls.TLSSocket(socket, { isServer: true, key, cert: caPem });
-      secure.on('secure', () => {
-        handshakes++;
-        secure.destroy();
-      });
-      secure.on('error', () => socket.destroy());
-    });
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as net.AddressInfo).port;
+  endpoint = await startTlsEndpoint();
+  port = endpoint.port;
+  caPem = endpoint.caPem;
 });
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => endpoint.close());
 
 /** What connecting with these TLS items ends in: the error's code and message. */
 async function connectWith(items: Partial<PgConnectionItems>) {
@@ -81,10 +36,10 @@ async function connectWith(items: Partial<PgConnectionItems>) {
 describe('TLS to PostgreSQL', () => {
   it('refuses a certificate it cannot verify under require and verify-full, saying what to do', async () => {
     for (const ssl of ['require', 'verify-full'] as const) {
-      const before = handshakes;
+      const before = handshakes();
       const r = await connectWith({ ssl });
       expect(r.code, ssl).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
-      expect(handshakes, ssl).toBe(before);
+      expect(handshakes(), ssl).toBe(before);
       expect(mapPgError(r.error).userFacingMessage).toMatch(
         /could not be verified.*CA certificate.*no-verify/,
       );
@@ -92,9 +47,9 @@ describe('TLS to PostgreSQL', () => {
   });
 
   it("accepts it once given the server's CA, and verify-ca does not check the host name", async () => {
-    const before = handshakes;
+    const before = handshakes();
     expect((await connectWith({ ssl: 'verify-full', sslRootCert: caPem })).code).not.toMatch(/CERT/);
-    expect(handshakes).toBe(before + 1);
+    expect(handshakes()).toBe(before + 1);
     // The certificate names localhost; reached as 127.0.0.1 through verify-ca it still passes.
     const byAddress = poolConfig({
       host: '127.0.0.1',
@@ -111,12 +66,12 @@ describe('TLS to PostgreSQL', () => {
     );
     await client.end().catch(() => {});
     expect(error?.code ?? 'connected').not.toMatch(/CERT|ALTNAME/);
-    expect(handshakes).toBe(before + 2);
+    expect(handshakes()).toBe(before + 2);
   });
 
   it('encrypts without checking only when no-verify is chosen by name', async () => {
-    const before = handshakes;
+    const before = handshakes();
     expect((await connectWith({ ssl: 'no-verify' })).code).not.toMatch(/CERT/);
-    expect(handshakes).toBe(before + 1);
+    expect(handshakes()).toBe(before + 1);
   });
 });
