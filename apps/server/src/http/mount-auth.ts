@@ -77,6 +77,9 @@ function clientAddressForAuth(ip: string | undefined): string {
   return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? clientAddress({ ip: address }) : address;
 }
 
+/** better-auth codes whose own message ("Email not verified") does not say what to do. */
+const USER_TEXT = new Map([['EMAIL_NOT_VERIFIED', 'Confirm your email address first: we sent you a link.']]);
+
 /** better-auth's JSON error ({ code, message }) as the envelope, its message the user's text. */
 function inEnvelope(status: number, path: string, contentType: string | null, bytes: Buffer) {
   if (!contentType?.includes('application/json')) return null;
@@ -89,6 +92,7 @@ function inEnvelope(status: number, path: string, contentType: string | null, by
   if (!body || typeof body !== 'object') return null;
   const { message, code } = body as { message?: unknown; code?: unknown };
   const text =
-    typeof message === 'string' && message.trim() !== '' ? message : 'That did not work. Please try again.';
+    (typeof code === 'string' ? USER_TEXT.get(code) : undefined) ??
+    (typeof message === 'string' && message.trim() !== '' ? message : 'That did not work. Please try again.');
   return envelope(status, path, text, text, typeof code === 'string' ? code : undefined);
 }
