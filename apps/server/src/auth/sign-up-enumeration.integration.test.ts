@@ -161,3 +161,34 @@ describe('sign-up without email verification (local mode, the default)', () => {
     expect((await signUp(t, 'local@test.test')).statusCode).toBe(422);
   });
 });
+
+describe('asking for a new confirmation link', () => {
+  let t: TestApp;
+  let smtp: SmtpSink;
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    t = await createTestApp({
+      LOCKSTEP_SMTP_URL: smtp.url,
+      LOCKSTEP_MAIL_FROM: 'no-reply@lockstep.test',
+      LOCKSTEP_AUTH_RATE_LIMIT: 'on',
+      LOCKSTEP_AUTH_RATE_LIMIT_PER_EMAIL: '3',
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+  });
+
+  it('counts with sign-up attempts, so no one can fill an unconfirmed inbox', async () => {
+    expect((await signUp(t, 'flooded@test.test')).statusCode).toBe(200);
+    const resend = () => post(t, '/api/auth/send-verification-email', { email: 'flooded@test.test' });
+    for (let i = 0; i < 2; i++) expect((await resend()).statusCode).toBe(200);
+    const refused = await resend();
+    expect(refused.statusCode, refused.body).toBe(429);
+    expect(refused.json()).toMatchObject({
+      path: '/api/auth/send-verification-email',
+      response: { code: 'rate_limited' },
+    });
+    for (let i = 0; i < 3; i++) await smtp.next('flooded@test.test', VERIFY);
+  });
+});

@@ -9,6 +9,8 @@ import { envelope } from './error-envelope';
 const LIMITED: Record<string, RateLimitedAction> = {
   '/sign-in/email': 'sign-in',
   '/sign-up/email': 'sign-up',
+  // Anyone may ask for a new confirmation link for any unconfirmed address: a mail each time.
+  '/send-verification-email': 'sign-up',
   '/request-password-reset': 'password-reset',
   '/forget-password': 'password-reset',
   '/reset-password': 'password-reset',
