@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { boot } from '../boot';
 import { loadConfig } from '../config';
 import { emailVerificationMode, existingAccountMail, optedOutWarning } from './email-verification';
 
@@ -60,6 +61,20 @@ describe('email verification mode', () => {
     expect(() => mode({ LOCKSTEP_ENV: 'production', LOCKSTEP_SMTP_URL: SMTP.LOCKSTEP_SMTP_URL })).not.toThrow(
       /user:pw/,
     );
+  });
+});
+
+describe('start-up', () => {
+  it('is refused in production without mail settings, before anything starts', async () => {
+    const config = loadConfig(
+      {
+        LOCKSTEP_ENV: 'production',
+        DATABASE_URL: 'postgres://127.0.0.1:1/nowhere',
+        LOCKSTEP_DATA_DIR: '/nonexistent',
+      },
+      ['node', 'server'],
+    );
+    await expect(boot(config, () => {})).rejects.toThrow(/^Set LOCKSTEP_SMTP_URL and LOCKSTEP_MAIL_FROM/);
   });
 });
 
