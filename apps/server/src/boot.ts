@@ -1,5 +1,7 @@
 import { setPublicHostsOnly } from '@lockstep/connectors';
 import { createAuth, migrateAuth } from './auth/auth';
+import { emailVerificationMode, optedOutWarning } from './auth/email-verification';
+import { createMailer, type Mailer } from './auth/mailer';
 import { createBearerVerifier } from './auth/verify-bearer';
 import type { Config } from './config';
 import { createConnectorRegistry } from './connectors/connector-registry';
@@ -37,8 +39,13 @@ export async function boot(
   log: (line: string) => void = console.log,
   options: { runWorkers?: boolean } = {},
 ): Promise<Booted> {
+  // Refused before anything starts: a public server without mail settings (and no explicit opt-out).
+  const verification = emailVerificationMode(config);
+  const optedOut = optedOutWarning(verification);
+  if (optedOut) log(optedOut);
   let embedded: EmbeddedDatabase | null = null;
   let sandbox: SandboxApps | null = null;
+  let mailer: Mailer | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     if (config.role !== 'all') {
@@ -61,11 +68,13 @@ export async function boot(
     const secrets = await loadSecrets(config, log);
     const pool = createPool(databaseUrl);
     const db = createDb(pool);
+    mailer = verification.required ? createMailer(verification) : null;
     const auth = createAuth({
       pool,
       config,
       secret: secrets.authSecret,
       hooks: { onUserCreated: (user) => ensureProfile(db, user) },
+      mailer,
     });
     await migrateAuth(auth);
     await migrateToLatest(db);
@@ -199,11 +208,13 @@ export async function boot(
         await boss.stop({ graceful: true, timeout: 10_000 });
         await runtimeConnectors.close();
         await sandbox?.close();
+        mailer?.close();
         await db.destroy();
         await embedded?.stop();
       },
     };
   } catch (error) {
+    mailer?.close();
     await sandbox?.close();
     await embedded?.stop();
     throw error;

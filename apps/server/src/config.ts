@@ -46,6 +46,14 @@ const EnvSchema = z.object({
   LOCKSTEP_AUTH_RATE_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(10),
   LOCKSTEP_AUTH_RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
   LOCKSTEP_TRUST_PROXY: z.string().default(''),
+  LOCKSTEP_SMTP_URL: z
+    .string()
+    .refine((v) => v === '' || /^smtps?:\/\/[^/]/i.test(v), {
+      message: 'must be an smtp:// or smtps:// URL (smtps://user:password@host:465)',
+    })
+    .optional(),
+  LOCKSTEP_MAIL_FROM: z.string().optional(),
+  LOCKSTEP_EMAIL_VERIFICATION: z.enum(['on', 'off', '']).optional(),
   /** 1: the embedded PostgreSQL loads pg_stat_statements (the benches print where its time went). */
   LOCKSTEP_EMBEDDED_STATEMENT_STATS: z.enum(['0', '1', '']).optional(),
   LOCKSTEP_HISTORY_RETENTION_DAYS: z
@@ -125,6 +133,11 @@ export type Config = {
    * address); `true`, a number of hops, or a list of proxy addresses/CIDRs (Fastify's trustProxy).
    */
   trustProxy: boolean | number | string[];
+  /**
+   * Outgoing mail (LOCKSTEP_SMTP_URL, LOCKSTEP_MAIL_FROM) and LOCKSTEP_EMAIL_VERIFICATION (`on`,
+   * `off` or unset); emailVerificationMode in auth/email-verification.ts decides from these.
+   */
+  mail: { smtpUrl: string | undefined; from: string | undefined; verification: 'on' | 'off' | undefined };
 };
 
 /** LOCKSTEP_TRUST_PROXY: empty or false (off), true, a hop count, or a comma-separated list of addresses. */
@@ -260,5 +273,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       perAddress: e.LOCKSTEP_AUTH_RATE_LIMIT_PER_ADDRESS,
     },
     trustProxy: parseTrustProxy(e.LOCKSTEP_TRUST_PROXY),
+    mail: {
+      smtpUrl: e.LOCKSTEP_SMTP_URL?.trim() || undefined,
+      from: e.LOCKSTEP_MAIL_FROM?.trim() || undefined,
+      verification: e.LOCKSTEP_EMAIL_VERIFICATION || undefined,
+    },
   };
 }

@@ -5,6 +5,8 @@ import { getMigrations } from 'better-auth/db/migration';
 import { admin, genericOAuth, jwt } from 'better-auth/plugins';
 import type pg from 'pg';
 import type { Config } from '../config';
+import { verifiedSignUpOptions } from './email-verification';
+import type { Mailer } from './mailer';
 import { weakPasswordReason } from './password-strength';
 
 /** better-auth's admin role is Lockstep's staff role. */
@@ -78,10 +80,13 @@ export function createAuth(options: {
   config: Config;
   secret: string;
   hooks: AuthHooks;
+  /** Set when new accounts confirm their email address (emailVerificationMode); null signs up at once. */
+  mailer: Mailer | null;
   env?: NodeJS.ProcessEnv;
 }) {
-  const { pool, config, secret, hooks } = options;
+  const { pool, config, secret, hooks, mailer } = options;
   const providers = oidcProviders(config, options.env ?? process.env);
+  const verified = mailer ? verifiedSignUpOptions(mailer, config) : null;
   return betterAuth({
     appName: 'Lockstep',
     database: pool,
@@ -93,9 +98,21 @@ export function createAuth(options: {
     // Lockstep limits sign-in, sign-up and password resets itself (mountAuth: per email and per
     // address, in PostgreSQL for every api process); better-auth's own would be per process.
     rateLimit: { enabled: false },
-    advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
+    advanced: {
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
+      // Mail goes out after the answer: a slow or failing SMTP server neither delays sign-up nor
+      // tells a new address from a taken one by the time it takes. better-auth logs the failures.
+      backgroundTasks: { handler: (promise) => void promise.catch(() => {}) },
+    },
     hooks: { before: refuseWeakPasswords },
-    emailAndPassword: { enabled: true, minPasswordLength: 8, maxPasswordLength: 128, autoSignIn: true },
+    emailAndPassword: {
+      enabled: true,
+      minPasswordLength: 8,
+      maxPasswordLength: 128,
+      autoSignIn: true,
+      ...verified?.emailAndPassword,
+    },
+    ...(verified ? { emailVerification: verified.emailVerification } : {}),
     plugins: [
       admin({ defaultRole: 'user', adminRoles: [STAFF_ROLE], impersonationSessionDuration: 60 * 60 }),
       jwt({

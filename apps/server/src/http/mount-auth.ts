@@ -9,6 +9,8 @@ import { envelope } from './error-envelope';
 const LIMITED: Record<string, RateLimitedAction> = {
   '/sign-in/email': 'sign-in',
   '/sign-up/email': 'sign-up',
+  // Anyone may ask for a new confirmation link for any unconfirmed address: a mail each time.
+  '/send-verification-email': 'sign-up',
   '/request-password-reset': 'password-reset',
   '/forget-password': 'password-reset',
   '/reset-password': 'password-reset',
@@ -77,6 +79,9 @@ function clientAddressForAuth(ip: string | undefined): string {
   return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? clientAddress({ ip: address }) : address;
 }
 
+/** better-auth codes whose own message ("Email not verified") does not say what to do. */
+const USER_TEXT = new Map([['EMAIL_NOT_VERIFIED', 'Confirm your email address first: we sent you a link.']]);
+
 /** better-auth's JSON error ({ code, message }) as the envelope, its message the user's text. */
 function inEnvelope(status: number, path: string, contentType: string | null, bytes: Buffer) {
   if (!contentType?.includes('application/json')) return null;
@@ -89,6 +94,7 @@ function inEnvelope(status: number, path: string, contentType: string | null, by
   if (!body || typeof body !== 'object') return null;
   const { message, code } = body as { message?: unknown; code?: unknown };
   const text =
-    typeof message === 'string' && message.trim() !== '' ? message : 'That did not work. Please try again.';
+    (typeof code === 'string' ? USER_TEXT.get(code) : undefined) ??
+    (typeof message === 'string' && message.trim() !== '' ? message : 'That did not work. Please try again.');
   return envelope(status, path, text, text, typeof code === 'string' ? code : undefined);
 }

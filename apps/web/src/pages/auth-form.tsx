@@ -24,18 +24,25 @@ export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The address a confirmation link went to: sign-up made no session (verification is on).
+  const [checkEmail, setCheckEmail] = useState<string | null>(null);
   const signUp = mode === 'sign-up';
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setBusy(true);
     setError(null);
+    // The confirmation link brings the user back to where they were going, signed in.
     const result = signUp
-      ? await authClient.signUp.email({ email, password, name: name.trim() || email })
+      ? await authClient.signUp.email({ email, password, name: name.trim() || email, callbackURL: redirect })
       : await authClient.signIn.email({ email, password });
     setBusy(false);
     if (result.error) {
       setError(result.error.message ?? 'That did not work. Check your email and password.');
+      return;
+    }
+    if (signUp && result.data?.token === null) {
+      setCheckEmail(email);
       return;
     }
     window.location.assign(redirect);
@@ -43,6 +50,30 @@ export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
 
   const other = signUp ? '/sign-in' : '/sign-up';
   const otherQuery = params.get('redirect_url') ? `?redirect_url=${encodeURIComponent(redirect)}` : '';
+  if (checkEmail) {
+    // Said the same whether the address is new or already has an account: sign-up tells no one which.
+    return (
+      <Center mih="100vh" bg="gray.0">
+        <Paper withBorder shadow="sm" p="xl" w={400}>
+          <Stack>
+            <Title order={2}>Check your email</Title>
+            <Text>
+              We sent a link to <b>{checkEmail}</b>. Open it to confirm your address and sign in.
+            </Text>
+            <Text c="dimmed" size="sm">
+              No email after a few minutes? Look in your spam folder, or sign in: if the address is not
+              confirmed yet, we send a new link.
+            </Text>
+            <Text size="sm">
+              <Anchor component={Link} to={`/sign-in${otherQuery}`}>
+                Back to sign in
+              </Anchor>
+            </Text>
+          </Stack>
+        </Paper>
+      </Center>
+    );
+  }
   return (
     <Center mih="100vh" bg="gray.0">
       <Paper withBorder shadow="sm" p="xl" w={400} component="form" onSubmit={submit}>
