@@ -259,10 +259,10 @@ describe('PostgreSQL <-> PostgreSQL through the runtime', () => {
           ?.points === '100',
       'the other edit arrives',
     );
-    const issues = await api(
-      'GET',
-      `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id }))}`,
-    );
+    // The refusal is recorded with the batch's bookkeeping, just after the target took the other edit.
+    const issuesUrl = `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id }))}`;
+    await until(async () => (await api('GET', issuesUrl)).items.length > 0, 'the refusal is an issue');
+    const issues = await api('GET', issuesUrl);
     expect(issues.items).toEqual([
       expect.objectContaining({ code: 'validation', side: 'right', status: 'open' }),
     ]);
