@@ -4,15 +4,26 @@ import { defaultHttpErrorCode, HttpClient } from '../sdk/http-client';
 /** Supabase's Management API (https://api.supabase.com/api/v1-json): the calls Lockstep makes. */
 export const SUPABASE_API_URL = 'https://api.supabase.com';
 
-export type SupabaseOrganization = { id: string; name: string };
+export type SupabaseOrganization = { id: string; name: string; slug?: string };
 export type SupabaseProject = {
   id: string;
   ref?: string;
   name: string;
   organization_id: string;
+  organization_slug?: string;
   region: string;
   status: string;
   database?: { host?: string; port?: number; version?: string };
+};
+/** One entry of GET /v1/projects/{ref}/config/database/pooler (SupavisorConfigResponse). */
+export type SupabasePoolerConfig = {
+  identifier: string;
+  database_type: 'PRIMARY' | 'READ_REPLICA';
+  db_user: string;
+  db_host: string;
+  db_port: number;
+  db_name: string;
+  pool_mode: 'transaction' | 'session';
 };
 export type SupabaseTokens = {
   access_token: string;
@@ -80,6 +91,13 @@ export function createManagementClient(options: ManagementClientOptions) {
         await http.request<SupabaseProject>({
           method: 'GET',
           path: `/v1/projects/${encodeURIComponent(ref)}`,
+        })
+      ).body,
+    getPoolerConfig: async (ref: string) =>
+      (
+        await http.request<SupabasePoolerConfig[]>({
+          method: 'GET',
+          path: `/v1/projects/${encodeURIComponent(ref)}/config/database/pooler`,
         })
       ).body,
     /** Runs SQL as the project's service user; the rows of the last statement come back. */

@@ -11,6 +11,7 @@ import {
   createManagementClient,
   requestSupabaseTokens,
   SUPABASE_API_URL,
+  type SupabasePoolerConfig,
   type SupabaseProject,
   type SupabaseTokens,
 } from './management-api';
@@ -195,6 +196,23 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
     }
     const known = schemasOf(items);
     if (items.projectRef === ref && items.connectionString && !options.resetPassword) {
+      // Set up before Lockstep used the pooler: the same role and password, through the pooler now.
+      if (isDirectHost(items.connectionString)) {
+        const pooler = await poolerOf(s, ref);
+        if (pooler) {
+          const stored = new URL(items.connectionString);
+          const moved = { ...items };
+          moved.connectionString = databaseUrl(
+            { id: ref, name: '', organization_id: '', region: '', status: '' },
+            ref,
+            decodeURIComponent(stored.username),
+            decodeURIComponent(stored.password),
+            pooler,
+          );
+          await s.update(moved);
+          return ensureAccess(s, ref, schema);
+        }
+      }
       if (known.includes(schema)) return items;
       await s.call((api) => api.runQuery(ref, schemaGrantSql(items.roleName as string, schema)));
       const next = { ...items, schemas: JSON.stringify([...known, schema]) };
@@ -215,6 +233,7 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
     await s.call((api) =>
       api.runQuery(ref, [roleSql(role, password), ...schemas.map((x) => schemaGrantSql(role, x))].join('\n')),
     );
+    const pooler = await poolerOf(s, ref);
     const next: SupabaseItems = {
       ...items,
       projectRef: ref,
@@ -222,7 +241,7 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
       organizationId: project.organization_id,
       roleName: role,
       schemas: JSON.stringify(schemas),
-      connectionString: databaseUrl(project, ref, role, password),
+      connectionString: databaseUrl(project, ref, role, password, pooler),
       // The simulator has no TLS; otherwise verified unless the user chose the opt-out.
       ssl:
         settings.databaseSsl === 'disable'
@@ -233,6 +252,17 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
     };
     await s.update(next);
     return next;
+  }
+
+  /** The project's primary pooler, or null where the API has none for it. */
+  async function poolerOf(s: ReturnType<typeof session>, ref: string): Promise<SupabasePoolerConfig | null> {
+    try {
+      const configs = await s.call((api) => api.getPoolerConfig(ref));
+      return configs.find((c) => c.database_type === 'PRIMARY') ?? null;
+    } catch (error) {
+      if (error instanceof ConnectorError && error.code === 'not_found') return null;
+      throw error;
+    }
   }
 
   async function projectsOf(s: ReturnType<typeof session>): Promise<SupabaseProject[]> {
@@ -341,13 +371,45 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
 
 export type SupabasePort = ReturnType<typeof createSupabasePort>;
 
-function databaseUrl(project: SupabaseProject, ref: string, role: string, password: string): string {
-  const host = project.database?.host ?? `db.${ref}.supabase.co`;
-  const port = project.database?.port ?? 5432;
+/** Supabase's shared pooler serves session mode on this port of its host (transaction mode on 6543). */
+export const POOLER_SESSION_PORT = 5432;
+
+/**
+ * Where Lockstep's role reaches the project's database: through the shared pooler (Supavisor) in
+ * session mode, which keeps LISTEN and prepared statements. The project's direct host
+ * (`db.<ref>.supabase.co`) is IPv6-only unless the project pays for an IPv4 address, so a server on
+ * an IPv4 network could set its role up and then never connect. The pooler names the project in
+ * the user (`<role>.<ref>`). Without a pooler answer (an old project, a self-hosted API), the direct
+ * host it is.
+ */
+function databaseUrl(
+  project: SupabaseProject,
+  ref: string,
+  role: string,
+  password: string,
+  pooler: SupabasePoolerConfig | null,
+): string {
   const url = new URL('postgresql://localhost/postgres');
-  url.hostname = host;
-  url.port = String(port);
-  url.username = role;
+  if (pooler) {
+    url.hostname = pooler.db_host;
+    url.port = String(pooler.pool_mode === 'session' ? pooler.db_port : POOLER_SESSION_PORT);
+    url.pathname = `/${pooler.db_name || 'postgres'}`;
+    url.username = `${role}.${ref}`;
+  } else {
+    url.hostname = project.database?.host ?? `db.${ref}.supabase.co`;
+    url.port = String(project.database?.port ?? 5432);
+    url.username = role;
+  }
   url.password = password;
   return url.toString();
 }
+
+/** A connection string to the direct host that Lockstep set up before it used the pooler. */
+const isDirectHost = (connectionString: string | undefined) => {
+  if (!connectionString) return false;
+  try {
+    return /^db\.[^.]+\.supabase\.co$/i.test(new URL(connectionString).hostname);
+  } catch {
+    return false;
+  }
+};

@@ -114,6 +114,16 @@ describe('Supabase port', () => {
     items = saved.at(-1) as SupabaseItems;
     expect(items).toMatchObject({ projectRef: refs.shop, projectName: 'Shop', schemas: '["sales"]' });
     expect(items.roleName).toMatch(/^lockstep_[0-9a-f]{12}$/);
+    // Through the shared pooler in session mode, as `<role>.<ref>`: the project's direct host is
+    // IPv6-only (the simulator's does not resolve, as from an IPv4-only server).
+    const stored = new URL(items.connectionString as string);
+    const pooler = sim.databaseAddress(refs.shop);
+    expect([stored.hostname, Number(stored.port), stored.username, stored.pathname]).toEqual([
+      pooler.host,
+      pooler.port,
+      `${items.roleName}.${refs.shop}`,
+      '/postgres',
+    ]);
 
     const db = new pg.Client({ connectionString: supabaseDatabaseItems(items).connectionString });
     await db.connect();
@@ -145,6 +155,31 @@ describe('Supabase port', () => {
     expect(
       (await port().listBases(saved.at(-1) as SupabaseItems)).every((b) => b.remoteId.startsWith(refs.shop)),
     ).toBe(true);
+  });
+
+  it('moves a connection set up on the direct host to the pooler, with the same role and password', async () => {
+    const saved: SupabaseItems[] = [];
+    await port().discoverSchema(await connect(), `${refs.blog}:public`, async (next) => {
+      saved.push(next);
+    });
+    const viaPooler = saved.at(-1) as SupabaseItems;
+    const url = new URL(viaPooler.connectionString as string);
+    // As stored before Lockstep used the pooler.
+    const direct = new URL(url);
+    direct.hostname = `db.${refs.blog}.supabase.co`;
+    direct.port = '5432';
+    direct.username = viaPooler.roleName as string;
+    const moved: SupabaseItems[] = [];
+    const tables = await port().discoverSchema(
+      { ...viaPooler, connectionString: direct.toString() },
+      `${refs.blog}:public`,
+      async (next) => {
+        moved.push(next);
+      },
+    );
+    expect(tables).toBeInstanceOf(Array);
+    expect(moved.at(-1)?.connectionString).toBe(url.toString());
+    expect(moved.at(-1)?.roleName).toBe(viaPooler.roleName);
   });
 
   it('sets the password again when the role was changed in Supabase', async () => {

@@ -12,11 +12,18 @@ const PROTOCOL_3 = 196608;
 
 export type PgProxy = { host: string; port: number; close: () => Promise<void> };
 
-export async function startPgProxy(target: {
-  host: string;
-  port: number;
-  database: string;
-}): Promise<PgProxy> {
+/** Where a connection goes: the backing server, and what its startup packet says there. */
+export type PgRoute = { host: string; port: number; database: string; user?: string };
+
+/**
+ * A proxy to one backing database (the project's direct host), or, with a `route` function, to the
+ * database the startup packet's parameters choose (Supavisor's shared pooler picks the project by the
+ * user name `<role>.<project ref>`): null refuses the connection as Supavisor does.
+ */
+export async function startPgProxy(
+  target: PgRoute | ((params: Map<string, string>) => PgRoute | null),
+): Promise<PgProxy> {
+  const routeOf = typeof target === 'function' ? target : () => target;
   const sockets = new Set<Socket>();
 
   const server = createServer((client) => {
@@ -46,8 +53,13 @@ export async function startPgProxy(target: {
           continue;
         }
         client.off('data', onData);
+        const route = code === PROTOCOL_3 ? routeOf(startupParams(packet)) : routeOf(new Map());
+        if (!route) {
+          client.end(fatal('XX000', 'Tenant or user not found'));
+          return;
+        }
         client.pause();
-        const upstream = connect(target.port, target.host);
+        const upstream = connect(route.port, route.host);
         sockets.add(upstream);
         upstream.on('close', () => {
           sockets.delete(upstream);
@@ -56,7 +68,7 @@ export async function startPgProxy(target: {
         upstream.on('error', () => client.destroy());
         client.on('close', () => upstream.destroy());
         upstream.on('connect', () => {
-          upstream.write(code === PROTOCOL_3 ? rewriteStartup(packet, target.database) : packet);
+          upstream.write(code === PROTOCOL_3 ? rewriteStartup(packet, route) : packet);
           if (rest.length) upstream.write(rest);
           client.pipe(upstream);
           upstream.pipe(client);
@@ -81,28 +93,41 @@ export async function startPgProxy(target: {
   };
 }
 
-/** The startup packet with `database` set to the backing database (a cancel request passes as is). */
-function rewriteStartup(packet: Buffer, database: string): Buffer {
-  const params: [string, string][] = [];
+/** The parameters of a startup packet (user, database, options, ...). */
+function startupParams(packet: Buffer): Map<string, string> {
+  const params = new Map<string, string>();
   let at = 8;
   while (at < packet.length) {
     const keyEnd = packet.indexOf(0, at);
     if (keyEnd <= at) break;
-    const key = packet.toString('utf8', at, keyEnd);
     const valueEnd = packet.indexOf(0, keyEnd + 1);
     if (valueEnd < 0) break;
-    params.push([key, packet.toString('utf8', keyEnd + 1, valueEnd)]);
+    params.set(packet.toString('utf8', at, keyEnd), packet.toString('utf8', keyEnd + 1, valueEnd));
     at = valueEnd + 1;
   }
-  const rewritten = params.some(([k]) => k === 'database')
-    ? params.map(([k, v]): [string, string] => (k === 'database' ? [k, database] : [k, v]))
-    : [...params, ['database', database] as [string, string]];
+  return params;
+}
+
+/** The startup packet with the route's database (and user, for the pooler) in place of the client's. */
+function rewriteStartup(packet: Buffer, route: PgRoute): Buffer {
+  const params = startupParams(packet);
+  params.set('database', route.database);
+  if (route.user !== undefined) params.set('user', route.user);
   const body = Buffer.concat([
-    ...rewritten.flatMap(([k, v]) => [Buffer.from(`${k}\0`), Buffer.from(`${v}\0`)]),
+    ...[...params].flatMap(([k, v]) => [Buffer.from(`${k}\0`), Buffer.from(`${v}\0`)]),
     Buffer.from([0]),
   ]);
   const head = Buffer.alloc(8);
   head.writeInt32BE(8 + body.length, 0);
   head.writeInt32BE(PROTOCOL_3, 4);
   return Buffer.concat([head, body]);
+}
+
+/** A FATAL ErrorResponse message, as a server refusing a connection sends it. */
+function fatal(code: string, message: string): Buffer {
+  const fields = Buffer.concat([Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0`), Buffer.from([0])]);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(4 + fields.length, 1);
+  return Buffer.concat([head, fields]);
 }

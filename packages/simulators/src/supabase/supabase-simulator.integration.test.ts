@@ -86,11 +86,11 @@ describe('Supabase Management API simulator', () => {
     expect((await call('/v1/projects', { token: 'sbp_nope' })).status).toBe(401);
   });
 
-  it('lists organizations and projects with their database host and port', async () => {
+  it('lists organizations and projects with their slugs and IPv6-only direct host, and the pooler', async () => {
     const orgs = await call('/v1/organizations');
     expect(orgs.body).toEqual([
-      { id: 'org-main', name: 'Main' },
-      { id: 'org-other', name: 'Other' },
+      { id: 'org-main', slug: 'org-main', name: 'Main' },
+      { id: 'org-other', slug: 'org-other', name: 'Other' },
     ]);
     const projects = await call('/v1/projects');
     expect(projects.status).toBe(200);
@@ -100,9 +100,23 @@ describe('Supabase Management API simulator', () => {
       ref: refs.main,
       name: 'Shop',
       organization_id: 'org-main',
+      organization_slug: 'org-main',
       status: 'ACTIVE_HEALTHY',
-      database: { host: '127.0.0.1' },
+      database: { host: `db.${refs.main}.supabase.co` },
     });
+    const pooler = await call(`/v1/projects/${refs.main}/config/database/pooler`);
+    expect(pooler.status).toBe(200);
+    expect(pooler.body).toEqual([
+      expect.objectContaining({
+        identifier: refs.main,
+        database_type: 'PRIMARY',
+        db_user: 'postgres',
+        db_host: '127.0.0.1',
+        db_port: sim.databaseAddress(refs.main).port,
+        db_name: 'postgres',
+        pool_mode: 'session',
+      }),
+    ]);
     expect((await call(`/v1/projects/${refs.main}`)).body.name).toBe('Shop');
     expect(await call('/v1/projects/nosuchprojectref0000')).toMatchObject({
       status: 404,
@@ -131,8 +145,9 @@ describe('Supabase Management API simulator', () => {
       body: { query: 'select * from nowhere' },
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.message).toMatch(
-      /^Failed to run sql query: ERROR: {2}42P01: relation "nowhere" does not exist/,
+    // As Supabase passes PostgreSQL's error on: the code, then the line and a caret under the spot.
+    expect(bad.body.message).toBe(
+      'Failed to run sql query: ERROR:  42P01: relation "nowhere" does not exist\nLINE 1: select * from nowhere\n                      ^\n',
     );
     const readOnly = await call(`/v1/projects/${refs.main}/database/query`, {
       method: 'POST',
@@ -141,28 +156,101 @@ describe('Supabase Management API simulator', () => {
     expect(readOnly.status).toBe(400);
   });
 
-  it("the project's database answers as `postgres` on its host and port, with real authentication", async () => {
+  it("the project's database answers through the pooler as `<role>.<ref>` on `postgres`, with real authentication", async () => {
     await call(`/v1/projects/${refs.main}/database/query`, {
       method: 'POST',
       body: {
         query: `create role sim_probe_${refs.main} login password 'probe-pass'; grant select on notes to sim_probe_${refs.main}`,
       },
     });
-    const { host, port, database } = sim.databaseAddress(refs.main);
+    const { host, port, database, userSuffix } = sim.databaseAddress(refs.main);
+    expect(userSuffix).toBe(`.${refs.main}`);
     const client = new pg.Client({
       host,
       port,
       database,
-      user: `sim_probe_${refs.main}`,
+      user: `sim_probe_${refs.main}${userSuffix}`,
       password: 'probe-pass',
     });
     await client.connect();
     const r = await client.query('select count(*)::int as n from notes');
     expect(r.rows[0].n).toBe(2);
     await client.end();
-    const wrong = new pg.Client({ host, port, database, user: `sim_probe_${refs.main}`, password: 'wrong' });
+    const wrong = new pg.Client({
+      host,
+      port,
+      database,
+      user: `sim_probe_${refs.main}${userSuffix}`,
+      password: 'wrong',
+    });
     await expect(wrong.connect()).rejects.toMatchObject({ code: '28P01' });
     await wrong.end().catch(() => {});
+    // A user that names no project is refused by the pooler itself, as Supavisor does.
+    const lost = new pg.Client({
+      host,
+      port,
+      database,
+      user: `sim_probe_${refs.main}`,
+      password: 'probe-pass',
+    });
+    await expect(lost.connect()).rejects.toThrow(/Tenant or user not found/);
+    await lost.end().catch(() => {});
+  });
+
+  it("answers an OAuth token only within its app's scopes, and a read-only member only what it may read", async () => {
+    sim.state.registerOAuthClient({
+      clientId: 'narrow-app',
+      clientSecret: 'narrow-secret',
+      redirectUris: [],
+      scopes: ['organizations:read', 'projects:read', 'database:read'],
+    });
+    const verifier = randomBytes(32).toString('base64url');
+    const back = await sim.authorize({
+      clientId: 'narrow-app',
+      redirectUri: 'http://localhost/cb',
+      codeChallenge: challengeOf(verifier),
+    });
+    const tokens = await fetch(`${sim.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('narrow-app:narrow-secret').toString('base64')}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: back.get('code') as string,
+        code_verifier: verifier,
+      }).toString(),
+    });
+    const token = ((await tokens.json()) as { access_token: string }).access_token;
+    expect((await call(`/v1/projects/${refs.main}`, { token })).status).toBe(200);
+    const query = (read_only: boolean) =>
+      call(`/v1/projects/${refs.main}/database/query`, {
+        method: 'POST',
+        token,
+        body: { query: 'select 1 as one', read_only },
+      });
+    expect(await query(false)).toMatchObject({
+      status: 403,
+      body: { message: 'Your token does not have the required scope: database:write' },
+    });
+    expect(await query(true)).toMatchObject({ status: 201, body: [{ one: 1 }] });
+
+    sim.state.role = 'read_only';
+    try {
+      expect((await call('/v1/projects')).status).toBe(200);
+      expect((await call(`/v1/projects/${refs.main}`)).status).toBe(403);
+      expect(
+        (
+          await call(`/v1/projects/${refs.main}/database/query`, {
+            method: 'POST',
+            body: { query: 'select 1' },
+          })
+        ).status,
+      ).toBe(403);
+    } finally {
+      sim.state.role = 'owner';
+    }
   });
 
   it('OAuth with PKCE: code for tokens (201), one organization per grant, refresh tokens rotate', async () => {

@@ -6,14 +6,24 @@
  *   client credentials as Basic auth or in the body) answers 201 with access and refresh tokens.
  *   Refresh tokens are single-use (rotated). An OAuth grant covers one organization.
  * - Personal access tokens (`sbp_…`) that see every organization.
- * - GET /v1/organizations, GET /v1/projects, GET /v1/projects/{ref}, GET /v1/projects/{ref}/api-keys.
+ * - GET /v1/organizations, GET /v1/projects, GET /v1/projects/{ref}, GET /v1/projects/{ref}/api-keys,
+ *   GET /v1/projects/{ref}/config/database/pooler (Supavisor: host, port, user, pool mode).
  * - POST /v1/projects/{ref}/database/query {query, parameters?, read_only?}: runs SQL as the service
- *   (the admin user of the backing database) and answers 201 with the rows of the last statement.
+ *   (the admin user of the backing database) and answers 201 with the rows of the last statement;
+ *   a failed statement answers 400 with PostgreSQL's error and its LINE lines, as Supabase does.
+ * - Scopes as Supabase's published API description (supabase/cli, packages/api) declares them per
+ *   call: OAuth tokens carry their app's scopes (organizations:read, projects:read, database:read,
+ *   database:write) and a call outside them is a 403; personal access tokens act as the user. The
+ *   user's role in the organization gates what the description's fine-grained permissions gate:
+ *   a read-only member may list projects but not read one (project_admin_read) or run SQL.
  *
- * Behind each project is a real PostgreSQL database (an admin URL per project ref). The project's
- * `database.host`/`database.port` point at a small proxy that accepts the database name `postgres`,
- * as Supabase does, and forwards to the backing database. Errors are `{"message": "..."}` with
- * 400/401/403/404/429; the rate limit is per user per minute (120 by default).
+ * Behind each project is a real PostgreSQL database (an admin URL per project ref). As on Supabase,
+ * a project's direct host `db.<ref>.supabase.co` is IPv6-only (a free project has no IPv4 address),
+ * so from here it does not resolve; the shared pooler answers instead: a proxy that takes the user
+ * `<role>.<project ref>` (Supavisor's tenant naming) and the database `postgres`, and forwards to the
+ * project's backing database as `<role>`. With `directHost: true` the direct host is a proxy too
+ * (and `database.host/port` name it). Errors are `{"message": "..."}` with 400/401/403/404/429; the
+ * rate limit is per user per minute (120 by default).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -40,7 +50,16 @@ export const DEFAULT_CLIENT = {
   redirectUris: [] as string[],
 };
 
-export type SupabaseOrganization = { id: string; name: string };
+export type SupabaseOrganization = { id: string; name: string; slug?: string };
+/** The scopes Supabase's OAuth apps may ask for, as the API description names them. */
+export const OAUTH_SCOPES = [
+  'organizations:read',
+  'projects:read',
+  'database:read',
+  'database:write',
+] as const;
+/** The user's role in the organization (Supabase's access control). */
+export type MemberRole = 'owner' | 'developer' | 'read_only';
 export type SupabaseProjectOptions = {
   /** Admin URL of the PostgreSQL database standing in for the project's database. */
   databaseUrl: string;
@@ -54,11 +73,15 @@ export type SupabaseSimulatorOptions = {
   projects: Record<string, string | SupabaseProjectOptions>;
   /** Defaults to one organization holding every project. */
   organizations?: SupabaseOrganization[];
-  oauthClients?: { clientId: string; clientSecret: string; redirectUris: string[] }[];
+  oauthClients?: { clientId: string; clientSecret: string; redirectUris: string[]; scopes?: string[] }[];
   clock?: Clock;
   /** Requests per minute per user; false switches the limit off. */
   rateLimit?: number | false;
   user?: { id: string; email: string };
+  /** The user's role in every organization (default owner). */
+  role?: MemberRole;
+  /** Projects also answer on their direct host (a proxy) instead of an IPv6-only name. */
+  directHost?: boolean;
 };
 
 type Project = {
@@ -69,8 +92,10 @@ type Project = {
   status: string;
   createdAt: string;
   databaseUrl: string;
-  proxy: PgProxy;
+  /** The direct host's proxy (only with `directHost`). */
+  proxy: PgProxy | null;
   pool: pg.Pool;
+  backing: { host: string; port: number; database: string };
 };
 
 type AuthCode = {
@@ -94,7 +119,13 @@ export class SupabaseState {
   readonly user: { id: string; email: string };
   /** What the simulated person answers on the consent screen. */
   consent: 'approve' | 'deny' = 'approve';
-  private readonly clients = new Map<string, { clientSecret: string; redirectUris: string[] }>();
+  role: MemberRole;
+  /** The shared pooler (Supavisor) every project's database answers through. */
+  pooler: PgProxy | null = null;
+  private readonly clients = new Map<
+    string,
+    { clientSecret: string; redirectUris: string[]; scopes: string[] }
+  >();
   private readonly codes = new Map<string, AuthCode>();
   private readonly refreshTokens = new Map<string, RefreshToken>();
   private readonly rateLimit: number | false;
@@ -105,8 +136,9 @@ export class SupabaseState {
     this.tokens = new TokenRegistry(this.clock);
     this.rateLimit = options.rateLimit ?? RATE_LIMIT_PER_MINUTE;
     this.user = options.user ?? { id: 'user-sim-1', email: 'owner@supabase.test' };
+    this.role = options.role ?? 'owner';
     this.organizations = options.organizations ?? [{ id: 'simorg', name: 'Simulated Org' }];
-    for (const c of options.oauthClients ?? [DEFAULT_CLIENT]) this.clients.set(c.clientId, c);
+    for (const c of options.oauthClients ?? [DEFAULT_CLIENT]) this.registerOAuthClient(c);
     this.tokens.add({ token: DEFAULT_PAT, scopes: ['all'], kind: 'pat', userId: this.user.id });
   }
 
@@ -114,11 +146,12 @@ export class SupabaseState {
     for (const [ref, value] of Object.entries(this.options.projects)) {
       const p = typeof value === 'string' ? { databaseUrl: value } : value;
       const url = new URL(p.databaseUrl);
-      const proxy = await startPgProxy({
+      const backing = {
         host: url.hostname,
         port: Number(url.port || 5432),
         database: decodeURIComponent(url.pathname.slice(1)) || 'postgres',
-      });
+      };
+      const proxy = this.options.directHost ? await startPgProxy(backing) : null;
       const pool = new pg.Pool({ connectionString: p.databaseUrl, max: 2 });
       pool.on('error', () => {});
       this.projects.set(ref, {
@@ -131,26 +164,46 @@ export class SupabaseState {
         databaseUrl: p.databaseUrl,
         proxy,
         pool,
+        backing,
       });
     }
+    // Supavisor: `<role>.<ref>` picks the project; the role logs in to its database as itself.
+    this.pooler = await startPgProxy((params) => {
+      const user = params.get('user') ?? '';
+      const dot = user.lastIndexOf('.');
+      const project = dot > 0 ? this.projects.get(user.slice(dot + 1)) : undefined;
+      if (!project || params.get('database') !== 'postgres') return null;
+      return { ...project.backing, user: user.slice(0, dot) };
+    });
   }
 
   async stop(): Promise<void> {
     for (const p of this.projects.values()) {
-      await p.proxy.close();
+      await p.proxy?.close();
       await p.pool.end();
     }
+    await this.pooler?.close();
   }
 
-  registerOAuthClient(client: { clientId: string; clientSecret: string; redirectUris: string[] }): void {
-    this.clients.set(client.clientId, client);
+  registerOAuthClient(client: {
+    clientId: string;
+    clientSecret: string;
+    redirectUris: string[];
+    scopes?: string[];
+  }): void {
+    this.clients.set(client.clientId, { ...client, scopes: client.scopes ?? [...OAUTH_SCOPES] });
   }
 
-  /** A connection string for the project's database as Supabase shows it (through the proxy). */
-  databaseAddress(ref: string): { host: string; port: number; database: string } {
+  /**
+   * Where the project's database answers from here: the direct host (with `directHost`) or the
+   * pooler, whose user is `<role>.<ref>`.
+   */
+  databaseAddress(ref: string): { host: string; port: number; database: string; userSuffix: string } {
     const p = this.projects.get(ref);
     if (!p) throw new Error(`no project ${ref}`);
-    return { host: p.proxy.host, port: p.proxy.port, database: 'postgres' };
+    if (p.proxy) return { host: p.proxy.host, port: p.proxy.port, database: 'postgres', userSuffix: '' };
+    const pooler = this.pooler as PgProxy;
+    return { host: pooler.host, port: pooler.port, database: 'postgres', userSuffix: `.${ref}` };
   }
 
   resetRateLimits(): void {
@@ -177,15 +230,28 @@ export class SupabaseState {
     }
     if (req.bodyInvalid) return fail(400, 'Invalid JSON body');
     const orgs = info.bases ?? this.organizations.map((o) => o.id);
+    // An OAuth token answers only within its app's scopes; a personal token acts as the user.
+    const lacks = (scope: string) =>
+      info.kind === 'oauth' && !info.scopes.includes(scope)
+        ? fail(403, `Your token does not have the required scope: ${scope}`)
+        : null;
+    const denied = fail(403, 'Your account does not have the necessary privileges to access this endpoint');
 
     if (parts[1] === 'organizations' && parts.length === 2 && req.method === 'GET') {
-      return json(
-        200,
-        this.organizations.filter((o) => orgs.includes(o.id)).map((o) => ({ id: o.id, name: o.name })),
+      return (
+        lacks('organizations:read') ??
+        json(
+          200,
+          this.organizations
+            .filter((o) => orgs.includes(o.id))
+            .map((o) => ({ id: o.id, slug: o.slug ?? o.id, name: o.name })),
+        )
       );
     }
     if (parts[1] !== 'projects') return fail(404, 'Not found');
     if (parts.length === 2 && req.method === 'GET') {
+      const missing = lacks('projects:read');
+      if (missing) return missing;
       return json(
         200,
         [...this.projects.values()].filter((p) => orgs.includes(p.organizationId)).map((p) => this.toJson(p)),
@@ -196,7 +262,13 @@ export class SupabaseState {
     if (!orgs.includes(project.organizationId)) {
       return fail(403, 'Your account does not have the necessary privileges to access this endpoint');
     }
-    if (parts.length === 3 && req.method === 'GET') return json(200, this.toJson(project));
+    if (parts.length === 3 && req.method === 'GET') {
+      // project_admin_read: not a read-only member's.
+      return lacks('projects:read') ?? (this.role === 'read_only' ? denied : json(200, this.toJson(project)));
+    }
+    if (parts.slice(3).join('/') === 'config/database/pooler' && req.method === 'GET') {
+      return lacks('database:read') ?? json(200, [this.poolerJson(project)]);
+    }
     if (parts.length === 4 && parts[3] === 'api-keys' && req.method === 'GET') {
       const key = (role: string) =>
         `sim.${Buffer.from(JSON.stringify({ ref: project.ref, role })).toString('base64url')}`;
@@ -206,6 +278,11 @@ export class SupabaseState {
       ]);
     }
     if (parts.length === 5 && parts[3] === 'database' && parts[4] === 'query' && req.method === 'POST') {
+      const readOnly = (req.body as { read_only?: unknown } | null)?.read_only === true;
+      // database:write runs anything; database:read only a read-only query.
+      const missing = readOnly && !lacks('database:read') ? null : lacks('database:write');
+      if (missing) return missing;
+      if (this.role === 'read_only' && !readOnly) return denied;
       return this.query(project, req.body);
     }
     return fail(404, 'Not found');
@@ -216,22 +293,48 @@ export class SupabaseState {
   }
 
   private toJson(p: Project) {
+    const org = this.organizations.find((o) => o.id === p.organizationId);
     return {
       id: p.ref,
       ref: p.ref,
       organization_id: p.organizationId,
+      organization_slug: org?.slug ?? p.organizationId,
       name: p.name,
       region: p.region,
       created_at: p.createdAt,
       status: p.status,
       database: {
-        host: p.proxy.host,
-        // Not in Supabase's answer (always 5432 there): the simulator's proxy listens elsewhere.
-        port: p.proxy.port,
+        host: p.proxy?.host ?? `db.${p.ref}.supabase.co`,
+        // Not in Supabase's answer (always 5432 there): the simulator's direct proxy listens elsewhere.
+        ...(p.proxy ? { port: p.proxy.port } : {}),
         version: '15.8.1.085',
         postgres_engine: '15',
         release_channel: 'ga',
       },
+    };
+  }
+
+  /**
+   * The pooler's settings as SupavisorConfigResponse. Supabase's shared pooler serves session mode
+   * on port 5432 and transaction mode on 6543 of one host; the simulator's pooler listens on one
+   * port, in session mode, and says so.
+   */
+  private poolerJson(p: Project) {
+    const pooler = this.pooler as PgProxy;
+    const connection = `postgresql://postgres.${p.ref}:[YOUR-PASSWORD]@${pooler.host}:${pooler.port}/postgres`;
+    return {
+      identifier: p.ref,
+      database_type: 'PRIMARY',
+      is_using_scram_auth: true,
+      db_user: 'postgres',
+      db_host: pooler.host,
+      db_port: pooler.port,
+      db_name: 'postgres',
+      connection_string: connection,
+      connectionString: connection,
+      default_pool_size: 15,
+      max_client_conn: 200,
+      pool_mode: 'session',
     };
   }
 
@@ -249,11 +352,8 @@ export class SupabaseState {
       return json(201, (last?.rows ?? []) as unknown[]);
     } catch (error) {
       if (b.read_only === true) await client.query('rollback').catch(() => {});
-      const e = error as { code?: string; message?: string };
-      return fail(
-        400,
-        `Failed to run sql query: ERROR:  ${e.code ?? 'XX000'}: ${e.message ?? String(error)}`,
-      );
+      const e = error as { code?: string; message?: string; position?: string };
+      return fail(400, `Failed to run sql query: ${sqlErrorText(b.query, e)}`);
     } finally {
       client.release();
     }
@@ -350,7 +450,7 @@ export class SupabaseState {
     const refresh = randomBytes(24).toString('hex');
     this.tokens.add({
       token: access,
-      scopes: ['all'],
+      scopes: this.clients.get(clientId)?.scopes ?? [...OAUTH_SCOPES],
       bases: [organizationId],
       kind: 'oauth',
       userId: this.user.id,
@@ -366,6 +466,25 @@ export class SupabaseState {
   }
 }
 
+/**
+ * PostgreSQL's error as psql prints it and Supabase passes it on: `ERROR:  <code>: <message>`, then
+ * for an error with a position the LINE it is on and a caret under the spot.
+ */
+export function sqlErrorText(
+  query: string,
+  e: { code?: string; message?: string; position?: string },
+): string {
+  const head = `ERROR:  ${e.code ?? 'XX000'}: ${e.message ?? 'unknown error'}`;
+  const at = Number(e.position);
+  if (!Number.isInteger(at) || at < 1) return head;
+  const before = query.slice(0, at - 1);
+  const lineNo = before.split('\n').length;
+  const line = query.split('\n')[lineNo - 1] ?? '';
+  const column = before.length - before.lastIndexOf('\n') - 1;
+  const prefix = `LINE ${lineNo}: `;
+  return `${head}\n${prefix}${line}\n${' '.repeat(prefix.length + column)}^\n`;
+}
+
 export type SupabaseSimulator = {
   /** Point the connector's `https://api.supabase.com` here. */
   url: string;
@@ -374,8 +493,8 @@ export type SupabaseSimulator = {
   /** The OAuth client registered by default. */
   client: typeof DEFAULT_CLIENT;
   state: SupabaseState;
-  /** Where a project's database answers (host, port, database `postgres`). */
-  databaseAddress: (ref: string) => { host: string; port: number; database: string };
+  /** Where a project's database answers (host, port, database `postgres`, the pooler's user suffix). */
+  databaseAddress: (ref: string) => { host: string; port: number; database: string; userSuffix: string };
   /**
    * Runs the consent step of the OAuth flow as a browser would: follows /v1/oauth/authorize and
    * returns the query of the redirect (code and state, or error).
