@@ -18,6 +18,7 @@ import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
 import { mountAuth } from './mount-auth';
+import { completeOpenApiDocument } from './openapi-contract';
 import { refuseNul } from './refuse-nul';
 import { refuseUnknownQuery } from './refuse-unknown-query';
 import { registerSecurityHeaders } from './security-headers';
@@ -61,6 +62,13 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Operation ids, the shared error envelope, servers and how to get a token (openapi-contract.ts).
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? (completeOpenApiDocument(structuredClone(document.openapiObject) as never, {
+            publicUrl: ctx.config.publicUrl,
+          }) as typeof document.openapiObject)
+        : document.swaggerObject,
   });
   // The docs page runs inline scripts: it sends its own policy, with their hashes, on its routes.
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true });
