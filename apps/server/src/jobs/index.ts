@@ -3,6 +3,7 @@ import type { Db } from '../db/database';
 import type { AppContext } from '../http/context';
 import type { SecretBox } from '../services/secret-box';
 import type { RuntimeConnectors } from '../sync/runtime-connectors';
+import { registerDriftCheck } from './drift-check';
 import { registerGenerateSchema } from './generate-schema';
 import { registerPruneHistory } from './prune-history';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
@@ -10,6 +11,7 @@ import { limitJobRetention } from './queue';
 import { registerReapStuckSyncs } from './reap-stuck-syncs';
 import { registerRefreshAppWebhooks } from './refresh-app-webhooks';
 import { registerReleaseIdleChangeCapture } from './release-idle-change-capture';
+import { registerScheduleDriftChecks } from './schedule-drift-checks';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
@@ -36,6 +38,8 @@ export async function registerJobs(
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
   await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerDriftCheck(boss, deps, deps.runWorkers);
+  await registerScheduleDriftChecks(boss, deps.db, deps.runWorkers);
   await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);
   await registerReleaseIdleChangeCapture(boss, deps.ctx ?? null, deps.runWorkers);
   await registerPruneHistory(

@@ -22,6 +22,7 @@ import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
+import { startDriftCheck } from './core-bases/start-drift-check';
 import { syncNow } from './core-bases/sync-now';
 import { getRecordHistory } from './core-meta-records/get-record-history';
 import { getRecordStatus } from './core-meta-records/get-record-status';
@@ -112,6 +113,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getDriftReport,
     getActivity,
     syncNow,
+    startDriftCheck,
     deleteApprovals,
     heldConflicts,
     createSyncPreview,

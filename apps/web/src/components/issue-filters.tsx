@@ -20,6 +20,7 @@ export const ISSUE_TYPES: Record<string, string> = {
   service_unavailable: 'App unavailable',
   mass_delete: 'Mass delete held',
   record_limit: 'Record limit reached',
+  drift: 'Changed without a signal',
 };
 
 type Filters = { code?: string; side?: string; tableMappingId?: string };

@@ -23,6 +23,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { ErrorAlert } from '../components/error-alert';
 import { SyncActivity } from '../components/sync-activity';
 import { SyncNav } from '../components/sync-nav';
+import { ValueDriftCheck } from '../components/value-drift-check';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
@@ -456,6 +457,7 @@ export function SyncDetailPage() {
           </Anchor>
         </Group>
         <DriftReport sync={s} />
+        <ValueDriftCheck sync={s} />
       </Card>
       <SyncActivity sync={s} />
       <DeleteApprovals sync={s} />
