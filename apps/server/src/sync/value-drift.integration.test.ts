@@ -44,19 +44,20 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function runCheck(body: object = { full: true }) {
+type CheckProgress = {
+  status: string;
+  result: { checked: number; drifted: number; tables: unknown[] } | null;
+};
+
+async function runCheck(body: object = { full: true }): Promise<CheckProgress> {
   const { trackingId } = await api('POST', `/rest/core-bases/${syncId}/drift-checks`, body);
-  let progress: { status: string; result: { checked: number; drifted: number; tables: unknown[] } | null };
-  await until(
-    async () => {
-      progress = await api('GET', `/rest/progress/${trackingId}`);
-      return progress.status === 'COMPLETED' || progress.status === 'FAILED';
-    },
-    'the drift check ends',
-    90_000,
-  );
-  // biome-ignore lint/style/noNonNullAssertion: set by the loop above
-  return progress!;
+  const end = Date.now() + 90_000;
+  for (;;) {
+    const progress: CheckProgress = await api('GET', `/rest/progress/${trackingId}`);
+    if (progress.status === 'COMPLETED' || progress.status === 'FAILED') return progress;
+    if (Date.now() > end) throw new Error(`the drift check did not end: ${JSON.stringify(progress)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 const driftIssues = async () =>
