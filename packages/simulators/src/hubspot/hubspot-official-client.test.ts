@@ -2,7 +2,9 @@
  * Contract test: HubSpot's official Node client (@hubspot/api-client) against the simulator.
  * If the client cannot use the simulator, the simulator is wrong, not this test.
  */
-import { Client } from '@hubspot/api-client';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Signature } from '@hubspot/api-client';
 import { BatchResponsePublicDefaultAssociation } from '@hubspot/api-client/lib/codegen/crm/associations/v4';
 import {
   BatchResponseSimplePublicObject,
@@ -174,6 +176,73 @@ describe('@hubspot/api-client against the simulator', () => {
     expect(assoc.results[0]?.to.id).toBe(company);
     const page = await client.crm.associations.v4.basicApi.getPage('contacts', contact, 'companies');
     expect(page.results.map((r) => String(r.toObjectId))).toContain(company);
+  });
+
+  it('basicApi.merge returns the merged record under a new id; batchApi.upsert marks new records', async () => {
+    const { sim, client } = await start();
+    const [a, b] = sim.crm!.contacts as [string, string];
+    const merged = await client.crm.contacts.basicApi.merge({ primaryObjectId: a, objectIdToMerge: b });
+    expect(merged).toBeInstanceOf(SimplePublicObject);
+    expect([a, b]).not.toContain(merged.id);
+    expect((await client.crm.contacts.basicApi.getById(b)).id).toBe(merged.id);
+
+    const upserted = await client.crm.contacts.batchApi.upsert({
+      inputs: [
+        { id: 'upsert-new@example.com', idProperty: 'email', properties: { firstname: 'Up' } },
+        { id: merged.properties.email!, idProperty: 'email', properties: { jobtitle: 'Merged' } },
+      ],
+    });
+    expect(upserted.results.map((r) => r._new).sort()).toEqual([false, true]);
+  });
+
+  it("webhook requests pass the official client's own v3 signature check", async () => {
+    const got: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString('utf8');
+      });
+      req.on('end', () => {
+        got.push({ headers: req.headers, body });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks?app=lockstep`;
+      // Signature.isValid checks the timestamp against the real time, so this simulator uses it too.
+      const { sim, client } = await start({
+        clock: undefined,
+        webhooks: { targetUrl: url, clientSecret: 'shh' },
+      });
+      await client.crm.contacts.basicApi.create({
+        properties: { email: 'hook@example.com' },
+        associations: [],
+      });
+      await sim.flushWebhooks();
+      expect(got).toHaveLength(1);
+      const { headers, body } = got[0]!;
+      const options = {
+        signatureVersion: 'v3',
+        method: 'POST',
+        url,
+        requestBody: body,
+        clientSecret: 'shh',
+        signature: String(headers['x-hubspot-signature-v3']),
+        timestamp: Number(headers['x-hubspot-request-timestamp']),
+      };
+      expect(Signature.isValid(options)).toBe(true);
+      expect(Signature.isValid({ ...options, clientSecret: 'other' })).toBe(false);
+      expect(
+        Signature.isValid({
+          signature: String(headers['x-hubspot-signature']),
+          clientSecret: 'shh',
+          requestBody: body,
+        }),
+      ).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   it('a 429 from the simulator reaches the client as its error with code 429', async () => {

@@ -342,6 +342,21 @@ describe('rate limits', () => {
     expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(200);
   });
 
+  it('refuses past the daily allowance with the DAILY policy until the next day', async () => {
+    const sim = await start({ rateLimit: { daily: 2 } });
+    await call(sim, '/crm/v3/objects/contacts');
+    const second = await call(sim, '/crm/v3/objects/contacts');
+    expect(second.headers.get('x-hubspot-ratelimit-daily-remaining')).toBe('0');
+    const refused = await call(sim, '/crm/v3/objects/contacts');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      message: 'You have reached your daily limit.',
+      policyName: 'DAILY',
+    });
+    manual(sim).advance(24 * 3600 * 1000);
+    expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(200);
+  });
+
   it('limits search to 5 requests per second with the secondly message', async () => {
     const sim = await start({ rateLimit: {} });
     for (let i = 0; i < 5; i++)
@@ -377,6 +392,35 @@ describe('associations and merges', () => {
     );
     expect(ids).toContain(company);
     expect(ids).toContain(sim.crm!.companies[0]);
+  });
+
+  it('creates a deal with associations given in the create body', async () => {
+    const sim = await start();
+    const company = sim.crm!.companies[2]!;
+    const contact = sim.crm!.contacts[2]!;
+    const r = await post(sim, '/crm/v3/objects/deals', {
+      properties: { dealname: 'Linked', dealstage: 'qualifiedtobuy', pipeline: 'default' },
+      associations: [
+        { to: { id: company }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 5 }] },
+        { to: { id: contact }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 3 }] },
+      ],
+    });
+    expect(r.status).toBe(201);
+    const read = await call(sim, `/crm/v3/objects/deals/${r.body.id}?associations=companies,contacts`);
+    const assoc = read.body.associations as Record<string, { results: { id: string; type: string }[] }>;
+    expect(assoc.companies!.results).toContainEqual({ id: company, type: 'deal_to_company' });
+    expect(assoc.contacts!.results).toEqual([{ id: contact, type: 'deal_to_contact' }]);
+    const fromCompany = await call(sim, `/crm/v4/objects/companies/${company}/associations/deals`);
+    expect(
+      (fromCompany.body.results as unknown as { toObjectId: number }[]).map((x) => String(x.toObjectId)),
+    ).toContain(r.body.id);
+    const missing = await post(sim, '/crm/v3/objects/deals', {
+      properties: { dealname: 'Dangling' },
+      associations: [
+        { to: { id: '1' }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 5 }] },
+      ],
+    });
+    expect(missing.status).toBe(400);
   });
 
   it('merges two contacts into a new id; the old ids resolve to it and leave lists', async () => {
