@@ -28,6 +28,16 @@ export {
   TokenRegistry,
 } from './http.ts';
 export {
+  ALL_SCOPES as HUBSPOT_ALL_SCOPES,
+  DEFAULT_TOKEN as HUBSPOT_DEFAULT_TOKEN,
+  type HubSpotCrmSeed,
+  type HubSpotSimulator,
+  HubSpotState,
+  type StartHubSpotSimulatorOptions,
+  seedHubSpotCrm,
+  startHubSpotSimulator,
+} from './hubspot/index.ts';
+export {
   type NotionSimulator,
   NotionState,
   seedWorkspace as seedNotionWorkspace,

@@ -1,0 +1,594 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../http.ts';
+import { type HubSpotSimulator, type StartHubSpotSimulatorOptions, startHubSpotSimulator } from './index.ts';
+
+type Obj = {
+  id: string;
+  properties: Record<string, string | null>;
+  createdAt: string;
+  updatedAt: string;
+  archived: boolean;
+};
+type Json = Record<string, unknown> & {
+  results?: Obj[];
+  paging?: { next?: { after: string; link?: string } };
+  total?: number;
+  errors?: { category: string; message: string; context?: { ids?: string[] } }[];
+  numErrors?: number;
+  message?: string;
+  category?: string;
+  properties?: Record<string, string | null>;
+  id?: string;
+};
+
+const started: HubSpotSimulator[] = [];
+
+async function start(options: StartHubSpotSimulatorOptions = {}): Promise<HubSpotSimulator> {
+  const sim = await startHubSpotSimulator({
+    rateLimit: false,
+    idSeed: 7,
+    clock: new ManualClock(),
+    ...options,
+  });
+  started.push(sim);
+  return sim;
+}
+
+afterEach(async () => {
+  while (started.length) await started.pop()!.close();
+});
+
+async function call(
+  sim: HubSpotSimulator,
+  path: string,
+  init: { method?: string; body?: unknown; token?: string | null } = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const headers: Record<string, string> = {};
+  const token = init.token === undefined ? sim.token : init.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${sim.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json, headers: res.headers };
+}
+
+const post = (sim: HubSpotSimulator, path: string, body: unknown) =>
+  call(sim, path, { method: 'POST', body });
+
+function manual(sim: HubSpotSimulator): ManualClock {
+  return sim.clock as ManualClock;
+}
+
+describe('auth', () => {
+  it('answers 401 INVALID_AUTHENTICATION without a token or with an unknown or revoked one', async () => {
+    const sim = await start();
+    for (const token of [null, 'pat-na1-nope']) {
+      const r = await call(sim, '/crm/v3/objects/contacts', { token });
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ status: 'error', category: 'INVALID_AUTHENTICATION' });
+      expect(r.body.message).toMatch(/^Authentication credentials not found/);
+      expect(typeof r.body.correlationId).toBe('string');
+    }
+    sim.revokeToken(sim.token);
+    expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(401);
+  });
+
+  it('answers 403 MISSING_SCOPES naming the scope a token lacks', async () => {
+    const sim = await start({ tokens: [{ token: 'pat-read-only', scopes: ['crm.objects.contacts.read'] }] });
+    expect((await call(sim, '/crm/v3/objects/contacts', { token: 'pat-read-only' })).status).toBe(200);
+    const r = await call(sim, '/crm/v3/objects/deals', { token: 'pat-read-only' });
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({
+      status: 'error',
+      category: 'MISSING_SCOPES',
+      errors: [{ context: { requiredGranularScopes: ['crm.objects.deals.read'] } }],
+    });
+    const write = await call(sim, '/crm/v3/objects/contacts', {
+      method: 'POST',
+      token: 'pat-read-only',
+      body: { properties: { email: 'x@example.com' } },
+    });
+    expect(write.status).toBe(403);
+  });
+});
+
+describe('objects', () => {
+  it('pages a list with limit <= 100 and paging.next.after until every contact is seen once', async () => {
+    const sim = await start({ seed: { contacts: 130 } });
+    const seen: string[] = [];
+    let after: string | undefined;
+    let pages = 0;
+    do {
+      const r = await call(sim, `/crm/v3/objects/contacts?limit=500${after ? `&after=${after}` : ''}`);
+      expect(r.status).toBe(200);
+      expect(r.body.results!.length).toBeLessThanOrEqual(100);
+      seen.push(...r.body.results!.map((o) => o.id));
+      after = r.body.paging?.next?.after;
+      pages++;
+    } while (after);
+    expect(pages).toBe(2);
+    expect(seen).toHaveLength(130);
+    expect(new Set(seen).size).toBe(130);
+    expect(seen).toEqual([...sim.crm!.contacts].sort((a, b) => Number(a) - Number(b)));
+  });
+
+  it('returns string properties, default properties and ms-precision timestamps', async () => {
+    const sim = await start();
+    const id = sim.crm!.contacts[0]!;
+    const r = await call(sim, `/crm/v3/objects/contacts/${id}`);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.properties!).sort()).toEqual([
+      'createdate',
+      'email',
+      'firstname',
+      'hs_object_id',
+      'lastmodifieddate',
+      'lastname',
+    ]);
+    expect(r.body.properties!.hs_object_id).toBe(id);
+    expect(r.body.properties!.lastmodifieddate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(r.body).toMatchObject({ id, archived: false });
+
+    const deal = await call(sim, `/crm/v3/objects/deals/${sim.crm!.deals[0]}?properties=amount,dealstage`);
+    expect(deal.body.properties!.amount).toBe('5000');
+    expect(deal.body.properties!.dealstage).toBe('appointmentscheduled');
+  });
+
+  it('creates, updates (only real changes move lastmodifieddate) and archives a contact', async () => {
+    const sim = await start();
+    const created = await post(sim, '/crm/v3/objects/contacts', {
+      properties: { email: 'New.Person@Example.com', firstname: 'New', lifecyclestage: 'lead' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id!;
+    expect(created.body.properties!.email).toBe('new.person@example.com');
+
+    manual(sim).advance(1234);
+    const same = await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { firstname: 'New' } },
+    });
+    expect(same.body.properties!.lastmodifieddate).toBe(created.body.properties!.lastmodifieddate);
+    const changed = await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { firstname: 'Newer' } },
+    });
+    expect(Date.parse(changed.body.properties!.lastmodifieddate!)).toBe(manual(sim).now());
+
+    const bad = await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { lifecyclestage: 'Lead', nope: 'x', createdate: '1' } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.category).toBe('VALIDATION_ERROR');
+    expect(bad.body.message).toMatch(/INVALID_OPTION/);
+    expect(bad.body.message).toMatch(/PROPERTY_DOESNT_EXIST/);
+    expect(bad.body.message).toMatch(/READ_ONLY_VALUE/);
+
+    expect((await call(sim, `/crm/v3/objects/contacts/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await call(sim, `/crm/v3/objects/contacts/${id}`)).status).toBe(404);
+    const archived = await call(sim, `/crm/v3/objects/contacts/${id}?archived=true`);
+    expect(archived.body).toMatchObject({ id, archived: true });
+  });
+
+  it('refuses a second contact with the same email: 409 CONFLICT naming the existing id', async () => {
+    const sim = await start();
+    const first = await call(sim, `/crm/v3/objects/contacts/${sim.crm!.contacts[3]}`);
+    const r = await post(sim, '/crm/v3/objects/contacts', {
+      properties: { email: first.body.properties!.email!.toUpperCase() },
+    });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({
+      status: 'error',
+      category: 'CONFLICT',
+      message: `Contact already exists. Existing ID: ${first.body.id}`,
+    });
+  });
+});
+
+describe('batch', () => {
+  it('refuses more than 100 inputs with a 400', async () => {
+    const sim = await start();
+    const inputs = Array.from({ length: 101 }, (_, i) => ({ properties: { email: `b${i}@example.com` } }));
+    const r = await post(sim, '/crm/v3/objects/contacts/batch/create', { inputs });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+    expect(r.body.message).toMatch(/100/);
+    const ok = await post(sim, '/crm/v3/objects/contacts/batch/create', { inputs: inputs.slice(0, 100) });
+    expect(ok.status).toBe(201);
+    expect((ok.body.results as Obj[]).length).toBe(100);
+  });
+
+  it('answers 207 with errors[] and numErrors when some ids do not exist', async () => {
+    const sim = await start();
+    const [a, b] = sim.crm!.contacts;
+    const read = await post(sim, '/crm/v3/objects/contacts/batch/read', {
+      inputs: [{ id: a }, { id: '1' }, { id: b }],
+      properties: ['email'],
+      propertiesWithHistory: [],
+    });
+    expect(read.status).toBe(207);
+    expect(read.body.numErrors).toBe(1);
+    expect(read.body.errors![0]).toMatchObject({ category: 'OBJECT_NOT_FOUND', context: { ids: ['1'] } });
+    expect(read.body.results!.map((o) => o.id).sort()).toEqual([a, b].sort());
+
+    const update = await post(sim, '/crm/v3/objects/contacts/batch/update', {
+      inputs: [
+        { id: a, properties: { jobtitle: 'Chief' } },
+        { id: '2', properties: { jobtitle: 'Ghost' } },
+      ],
+    });
+    expect(update.status).toBe(207);
+    expect(update.body.results).toHaveLength(1);
+    expect(
+      (await call(sim, `/crm/v3/objects/contacts/${a}?properties=jobtitle`)).body.properties!.jobtitle,
+    ).toBe('Chief');
+  });
+
+  it('upserts by email, telling new from existing', async () => {
+    const sim = await start();
+    const existing = await call(sim, `/crm/v3/objects/contacts/${sim.crm!.contacts[0]}`);
+    const r = await post(sim, '/crm/v3/objects/contacts/batch/upsert', {
+      inputs: [
+        { id: existing.body.properties!.email, idProperty: 'email', properties: { jobtitle: 'Updated' } },
+        { id: 'fresh@example.com', idProperty: 'email', properties: { firstname: 'Fresh' } },
+      ],
+    });
+    expect(r.status).toBe(200);
+    const results = r.body.results as (Obj & { new: boolean })[];
+    expect(results.find((x) => x.id === existing.body.id)?.new).toBe(false);
+    expect(results.find((x) => x.properties.email === 'fresh@example.com')?.new).toBe(true);
+  });
+});
+
+describe('search', () => {
+  it('filters, sorts and pages with a total', async () => {
+    const sim = await start();
+    const r = await post(sim, '/crm/v3/objects/contacts/search', {
+      filterGroups: [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'customer' }] }],
+      sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }],
+      properties: ['email', 'lifecyclestage'],
+      limit: 3,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(8);
+    expect(r.body.results).toHaveLength(3);
+    expect(r.body.results!.every((o) => o.properties.lifecyclestage === 'customer')).toBe(true);
+    const times = r.body.results!.map((o) => Date.parse(o.properties.lastmodifieddate!));
+    expect([...times].sort((x, y) => y - x)).toEqual(times);
+    expect(r.body.paging?.next?.after).toBe('3');
+
+    const has = await post(sim, '/crm/v3/objects/deals/search', {
+      filterGroups: [
+        { filters: [{ propertyName: 'amount', operator: 'GTE', value: '20000' }] },
+        { filters: [{ propertyName: 'dealstage', operator: 'EQ', value: 'closedwon' }] },
+      ],
+      limit: 100,
+    });
+    expect(has.body.total).toBe(5);
+    const big = await post(sim, '/crm/v3/objects/contacts/search', { limit: 201 });
+    expect(big.status).toBe(400);
+  });
+
+  it('stops at 10,000 results: paging offers after=10000 and asking for it is a 400', async () => {
+    const sim = await start({ seed: false });
+    // Created "in HubSpot" to keep the test fast; search sees them once the index catches up.
+    for (let i = 0; i < 10_100; i++) sim.create('deals', { dealname: `D${i}` });
+    manual(sim).advance(60_000);
+    const last = await post(sim, '/crm/v3/objects/deals/search', { limit: 200, after: '9800' });
+    expect(last.status).toBe(200);
+    expect(last.body.total).toBe(10_100);
+    expect(last.body.paging?.next?.after).toBe('10000');
+    const beyond = await post(sim, '/crm/v3/objects/deals/search', { limit: 200, after: '10000' });
+    expect(beyond.status).toBe(400);
+    expect(beyond.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+  });
+
+  it('lags writes by searchLagMs: new objects and new values show only afterwards', async () => {
+    const sim = await start({ searchLagMs: 2000 });
+    const byEmail = (email: string) =>
+      post(sim, '/crm/v3/objects/contacts/search', {
+        filterGroups: [{ filters: [{ propertyName: 'email', operator: 'EQ', value: email }] }],
+        properties: ['email', 'jobtitle'],
+      });
+    const created = await post(sim, '/crm/v3/objects/contacts', {
+      properties: { email: 'lag@example.com', jobtitle: 'A' },
+    });
+    expect((await byEmail('lag@example.com')).body.total).toBe(0);
+    manual(sim).advance(2000);
+    const visible = await byEmail('lag@example.com');
+    expect(visible.body.total).toBe(1);
+    expect(visible.body.results![0]!.properties.jobtitle).toBe('A');
+
+    await call(sim, `/crm/v3/objects/contacts/${created.body.id}`, {
+      method: 'PATCH',
+      body: { properties: { jobtitle: 'B' } },
+    });
+    manual(sim).advance(1999);
+    expect((await byEmail('lag@example.com')).body.results![0]!.properties.jobtitle).toBe('A');
+    manual(sim).advance(1);
+    expect((await byEmail('lag@example.com')).body.results![0]!.properties.jobtitle).toBe('B');
+  });
+});
+
+describe('rate limits', () => {
+  it('sends X-HubSpot-RateLimit-* headers and a 429 with HubSpot body past the 10-second window', async () => {
+    const sim = await start({ rateLimit: { perTenSeconds: 3, daily: 1000 } });
+    const first = await call(sim, '/crm/v3/objects/contacts');
+    expect(first.headers.get('x-hubspot-ratelimit-max')).toBe('3');
+    expect(first.headers.get('x-hubspot-ratelimit-remaining')).toBe('2');
+    expect(first.headers.get('x-hubspot-ratelimit-interval-milliseconds')).toBe('10000');
+    expect(first.headers.get('x-hubspot-ratelimit-daily')).toBe('1000');
+    expect(first.headers.get('x-hubspot-ratelimit-daily-remaining')).toBe('999');
+    await call(sim, '/crm/v3/objects/contacts');
+    await call(sim, '/crm/v3/objects/contacts');
+    const refused = await call(sim, '/crm/v3/objects/contacts');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      status: 'error',
+      message: 'You have reached your ten_secondly_rolling limit.',
+      errorType: 'RATE_LIMIT',
+      policyName: 'TEN_SECONDLY_ROLLING',
+    });
+    expect(refused.headers.get('x-hubspot-ratelimit-remaining')).toBe('0');
+    manual(sim).advance(10_000);
+    expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(200);
+  });
+
+  it('refuses past the daily allowance with the DAILY policy until the next day', async () => {
+    const sim = await start({ rateLimit: { daily: 2 } });
+    await call(sim, '/crm/v3/objects/contacts');
+    const second = await call(sim, '/crm/v3/objects/contacts');
+    expect(second.headers.get('x-hubspot-ratelimit-daily-remaining')).toBe('0');
+    const refused = await call(sim, '/crm/v3/objects/contacts');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      message: 'You have reached your daily limit.',
+      policyName: 'DAILY',
+    });
+    manual(sim).advance(24 * 3600 * 1000);
+    expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(200);
+  });
+
+  it('limits search to 5 requests per second with the secondly message', async () => {
+    const sim = await start({ rateLimit: {} });
+    for (let i = 0; i < 5; i++)
+      expect((await post(sim, '/crm/v3/objects/contacts/search', {})).status).toBe(200);
+    const refused = await post(sim, '/crm/v3/objects/contacts/search', {});
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      message: 'You have reached your secondly limit.',
+      policyName: 'SECONDLY',
+    });
+    expect((await call(sim, '/crm/v3/objects/contacts')).status).toBe(200);
+    manual(sim).advance(1000);
+    expect((await post(sim, '/crm/v3/objects/contacts/search', {})).status).toBe(200);
+  });
+});
+
+describe('associations and merges', () => {
+  it('associates with v4 default and reads associations on GET', async () => {
+    const sim = await start();
+    const contact = sim.crm!.contacts[0]!;
+    const company = sim.crm!.companies[5]!;
+    const put = await call(
+      sim,
+      `/crm/v4/objects/contacts/${contact}/associations/default/companies/${company}`,
+      {
+        method: 'PUT',
+      },
+    );
+    expect(put.status).toBe(200);
+    const r = await call(sim, `/crm/v3/objects/contacts/${contact}?associations=companies`);
+    const ids = (r.body.associations as { companies: { results: { id: string }[] } }).companies.results.map(
+      (x) => x.id,
+    );
+    expect(ids).toContain(company);
+    expect(ids).toContain(sim.crm!.companies[0]);
+  });
+
+  it('creates a deal with associations given in the create body', async () => {
+    const sim = await start();
+    const company = sim.crm!.companies[2]!;
+    const contact = sim.crm!.contacts[2]!;
+    const r = await post(sim, '/crm/v3/objects/deals', {
+      properties: { dealname: 'Linked', dealstage: 'qualifiedtobuy', pipeline: 'default' },
+      associations: [
+        { to: { id: company }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 5 }] },
+        { to: { id: contact }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 3 }] },
+      ],
+    });
+    expect(r.status).toBe(201);
+    const read = await call(sim, `/crm/v3/objects/deals/${r.body.id}?associations=companies,contacts`);
+    const assoc = read.body.associations as Record<string, { results: { id: string; type: string }[] }>;
+    expect(assoc.companies!.results).toContainEqual({ id: company, type: 'deal_to_company' });
+    expect(assoc.contacts!.results).toEqual([{ id: contact, type: 'deal_to_contact' }]);
+    const fromCompany = await call(sim, `/crm/v4/objects/companies/${company}/associations/deals`);
+    expect(
+      (fromCompany.body.results as unknown as { toObjectId: number }[]).map((x) => String(x.toObjectId)),
+    ).toContain(r.body.id);
+    const missing = await post(sim, '/crm/v3/objects/deals', {
+      properties: { dealname: 'Dangling' },
+      associations: [
+        { to: { id: '1' }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 5 }] },
+      ],
+    });
+    expect(missing.status).toBe(400);
+  });
+
+  it('merges two contacts into a new id; the old ids resolve to it and leave lists', async () => {
+    const sim = await start();
+    const [a, b] = sim.crm!.contacts as [string, string];
+    const r = await post(sim, '/crm/v3/objects/contacts/merge', { primaryObjectId: a, objectIdToMerge: b });
+    expect(r.status).toBe(200);
+    const merged = r.body.id!;
+    expect([a, b]).not.toContain(merged);
+    expect(r.body.properties!.hs_merged_object_ids).toBe(`${a};${b}`);
+    expect((await call(sim, `/crm/v3/objects/contacts/${a}`)).body.id).toBe(merged);
+    const list = await call(sim, '/crm/v3/objects/contacts?limit=100');
+    const ids = list.body.results!.map((o) => o.id);
+    expect(ids).toContain(merged);
+    expect(ids).not.toContain(a);
+    expect(ids).not.toContain(b);
+  });
+});
+
+describe('properties', () => {
+  it('lists defaults with enumeration options and creates custom properties', async () => {
+    const sim = await start();
+    const r = await call(sim, '/crm/v3/properties/contacts');
+    const results = r.body.results as unknown as {
+      name: string;
+      type: string;
+      options: { value: string }[];
+    }[];
+    const stage = results.find((p) => p.name === 'lifecyclestage');
+    expect(stage?.type).toBe('enumeration');
+    expect(stage?.options.map((o) => o.value)).toContain('marketingqualifiedlead');
+    const created = await post(sim, '/crm/v3/properties/contacts', {
+      name: 'lockstep_tier',
+      label: 'Tier',
+      type: 'enumeration',
+      fieldType: 'select',
+      groupName: 'contactinformation',
+      options: [
+        { label: 'Gold', value: 'gold', hidden: false },
+        { label: 'Silver', value: 'silver', hidden: false },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const again = await post(sim, '/crm/v3/properties/contacts', {
+      ...created.body,
+      options: [{ label: 'A', value: 'a' }],
+    });
+    expect(again.status).toBe(409);
+    const id = sim.crm!.contacts[0];
+    const ok = await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { lockstep_tier: 'gold' } },
+    });
+    expect(ok.body.properties!.lockstep_tier).toBe('gold');
+    const bad = await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { lockstep_tier: 'bronze' } },
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('webhooks', () => {
+  let receiver: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+    receiver = undefined;
+  });
+
+  async function listen(): Promise<{ url: string; got: { headers: IncomingHttpHeaders; body: string }[] }> {
+    const got: { headers: IncomingHttpHeaders; body: string }[] = [];
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString('utf8');
+      });
+      req.on('end', () => {
+        got.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hubspot/webhook`, got };
+  }
+
+  it('POSTs a batch of events signed with X-HubSpot-Signature-v3 that verifies per the documented algorithm', async () => {
+    const target = await listen();
+    const secret = 'app-client-secret-0000';
+    const sim = await start({ webhooks: { targetUrl: target.url, clientSecret: secret, appId: 4242 } });
+    const id = sim.crm!.contacts[0]!;
+    await call(sim, `/crm/v3/objects/contacts/${id}`, {
+      method: 'PATCH',
+      body: { properties: { firstname: 'Zed', jobtitle: 'CFO' } },
+    });
+    await sim.flushWebhooks();
+
+    expect(target.got).toHaveLength(1);
+    const { headers, body } = target.got[0]!;
+    const events = JSON.parse(body) as Record<string, unknown>[];
+    expect(events.map((e) => e.propertyName).sort()).toEqual(['firstname', 'jobtitle']);
+    expect(events[0]).toMatchObject({
+      subscriptionType: 'contact.propertyChange',
+      objectId: Number(id),
+      changeSource: 'INTEGRATION',
+      portalId: sim.state.portalId,
+      appId: 4242,
+      attemptNumber: 0,
+      occurredAt: sim.clock.now(),
+    });
+    expect(typeof events[0]!.eventId).toBe('number');
+    expect(typeof events[0]!.subscriptionId).toBe('number');
+
+    // Verify independently: base64(HMAC-SHA256(secret, method + uri + body + timestamp)).
+    const timestamp = String(headers['x-hubspot-request-timestamp']);
+    expect(Number(timestamp)).toBe(sim.clock.now());
+    const expected = createHmac('sha256', secret).update(`POST${target.url}${body}${timestamp}`).digest();
+    const signature = Buffer.from(String(headers['x-hubspot-signature-v3']), 'base64');
+    expect(signature.length).toBe(expected.length);
+    expect(timingSafeEqual(signature, expected)).toBe(true);
+    const forged = createHmac('sha256', 'wrong-secret')
+      .update(`POST${target.url}${body}${timestamp}`)
+      .digest();
+    expect(timingSafeEqual(signature, forged)).toBe(false);
+  });
+
+  it('reports creation, deletion and merge events for edits made in HubSpot (CRM_UI)', async () => {
+    const target = await listen();
+    const sim = await start({
+      webhooks: {
+        targetUrl: target.url,
+        clientSecret: 's',
+        subscriptions: ['contact.creation', 'contact.deletion', 'contact.merge'],
+      },
+    });
+    const c = sim.create('contacts', { email: 'ui@example.com' });
+    sim.archive('contacts', c.id);
+    const [a, b] = sim.crm!.contacts as [string, string];
+    const merged = sim.merge('contacts', a, b);
+    await sim.flushWebhooks();
+    const events = target.got.flatMap((g) => JSON.parse(g.body) as Record<string, unknown>[]);
+    expect(events.map((e) => e.subscriptionType)).toEqual([
+      'contact.creation',
+      'contact.deletion',
+      'contact.merge',
+    ]);
+    expect(events[0]).toMatchObject({
+      objectId: Number(c.id),
+      changeSource: 'CRM_UI',
+      changeFlag: 'CREATED',
+    });
+    expect(events[2]).toMatchObject({
+      primaryObjectId: Number(a),
+      mergedObjectIds: [Number(b)],
+      newObjectId: Number(merged.id),
+    });
+  });
+});
+
+describe('faults', () => {
+  it('applies injected faults and logs requests', async () => {
+    const sim = await start();
+    sim.faults.next({ status: 502, count: 1, path: '/crm/v3/objects/deals' });
+    sim.faults.next({ kind: 'rate_limit', path: '/crm/v3/objects/companies' });
+    expect((await call(sim, '/crm/v3/objects/deals')).status).toBe(502);
+    const limited = await call(sim, '/crm/v3/objects/companies');
+    expect(limited.status).toBe(429);
+    expect(limited.body.policyName).toBe('TEN_SECONDLY_ROLLING');
+    expect((await call(sim, '/crm/v3/objects/deals')).status).toBe(200);
+    expect(sim.requestLog.count({ path: '/crm/v3/objects/deals' })).toBe(2);
+  });
+});
