@@ -138,6 +138,39 @@ export const router = createBrowserRouter([
                       true,
                     ),
                   },
+                  // The spec's own paths for the developer tools (section 2), beside /settings/*.
+                  {
+                    path: '/flags',
+                    lazy: lazyPage(
+                      () => import('./pages/flags-page'),
+                      (m) => m.FlagsPage,
+                      true,
+                    ),
+                  },
+                  {
+                    path: '/users',
+                    lazy: lazyPage(
+                      () => import('./pages/users-page'),
+                      (m) => m.UsersPage,
+                      true,
+                    ),
+                  },
+                  {
+                    path: '/settings/all-queues',
+                    lazy: lazyPage(
+                      () => import('./pages/queues-page'),
+                      (m) => m.QueuesPage,
+                      true,
+                    ),
+                  },
+                  {
+                    path: '/stuck-syncs',
+                    lazy: lazyPage(
+                      () => import('./pages/stuck-syncs-page'),
+                      (m) => m.StuckSyncsPage,
+                      true,
+                    ),
+                  },
                   {
                     path: '/syncs/new',
                     lazy: lazyPage(

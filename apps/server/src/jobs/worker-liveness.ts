@@ -5,7 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 
 /** Advisory lock class of worker liveness locks (the key is the worker's). */
-const LIVENESS_CLASS = 7_311_001;
+export const LIVENESS_CLASS = 7_311_001;
 /** How often the reaper looks for runs whose worker died. */
 const REAP_EVERY_MS = 300;
 /**

@@ -28,7 +28,9 @@ import { getRecordHistory } from './core-meta-records/get-record-history';
 import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
 import { forceError } from './debug/force-error';
+import { listQueues } from './debug/list-queues';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
+import { restartStuckSync } from './debug/restart-stuck-sync';
 import { demoDatabases } from './demo/demo-databases';
 import { bumpRecurringJobPriority } from './external-bases/bump-recurring-job-priority';
 import { createExternalBase } from './external-bases/create-external-base';
@@ -152,6 +154,8 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     suggestFix,
     clearAndRetry,
     listStuckSyncs,
+    restartStuckSync,
+    listQueues,
     getRecordHistory,
     getRecordStatus,
     searchRecords,

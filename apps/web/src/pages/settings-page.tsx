@@ -16,6 +16,16 @@ export function SettingsPage() {
             title: 'Experiment flags',
             text: "Edit a user's experiment flags (staff).",
           },
+          {
+            to: '/settings/all-queues',
+            title: 'Job queues',
+            text: 'Every queue by state, its throughput and the workers alive (staff).',
+          },
+          {
+            to: '/stuck-syncs',
+            title: 'Stuck syncs',
+            text: 'Runs that stopped responding, to restart (staff).',
+          },
         ]
       : []),
   ];
