@@ -216,4 +216,22 @@ test('a new user sets up a first sync on the demo databases, watches an edit tra
     .click();
   await expect(page.getByRole('cell', { name: 'companies ⇄ companies' })).toBeVisible();
   await eventually('demo_newsletter', 'select count(*)::int as n from public.companies', [], 20, 30_000);
+
+  // Drift at the value level: an edit the newsletter's change capture never sees (triggers skipped)
+  // is found by comparing the apps' values, and becomes an issue.
+  await sql('demo_newsletter', 'alter table subscribers disable trigger user');
+  await sql(
+    'demo_newsletter',
+    "update subscribers set name = 'Quietly renamed' where lower(trim(email)) = $1",
+    [EMAIL],
+  );
+  await sql('demo_newsletter', 'alter table subscribers enable trigger user');
+  await page.goto(`/syncs/${syncId}`);
+  await page.getByRole('button', { name: 'Compare every record' }).click();
+  await expect(page.getByText(/linked records compared: 1 drifted without a change signal/)).toBeVisible({
+    timeout: 60_000,
+  });
+  await shot(page, '35-value-drift');
+  await page.getByRole('link', { name: /Review the drift issues/ }).click();
+  await expect(page.getByText(/no change was ever signalled/).first()).toBeVisible();
 });

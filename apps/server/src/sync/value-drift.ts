@@ -167,7 +167,7 @@ export async function checkValueDrift(
     }
     results.push({
       tableMappingId: w.m.tableMappingId,
-      table: `${w.m.left.tableName} <-> ${w.m.right.tableName}`,
+      table: `${w.m.left.tableName} ⇄ ${w.m.right.tableName}`,
       checked: w.links.length,
       drifted: drifted.length,
       skipped: w.skipped,

@@ -40,7 +40,7 @@ function renderCheck(s: CoreBase) {
                 tables: [
                   {
                     tableMappingId: 'm1',
-                    table: 'people <-> people',
+                    table: 'people ⇄ people',
                     checked: 40,
                     drifted: 1,
                     skipped: null,
@@ -75,7 +75,7 @@ describe('ValueDriftCheck', () => {
     const calls = renderCheck(sync('on'));
     fireEvent.click(screen.getByRole('button', { name: 'Compare values now' }));
     expect(await screen.findByText(/1 drifted without a change signal/, {}, { timeout: 5000 })).toBeTruthy();
-    expect(screen.getByText(/people <-> people: 40 compared, 1 drifted/)).toBeTruthy();
+    expect(screen.getByText(/people ⇄ people: 40 compared, 1 drifted/)).toBeTruthy();
     expect(screen.getByRole('link', { name: /Review the drift issues/ }).getAttribute('href')).toBe(
       '/syncs/sync-1/issues',
     );

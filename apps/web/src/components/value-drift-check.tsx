@@ -44,7 +44,7 @@ export function ValueDriftCheck({ sync }: { sync: CoreBase }) {
     start.isPending || (trackingId !== null && (!p || ['PENDING', 'IN_PROGRESS'].includes(p.status)));
   const result = p?.status === 'COMPLETED' ? (p.result as DriftResult | null) : null;
   return (
-    <Stack gap="xs" data-testid="value-drift">
+    <Stack gap="xs" mt="md" data-testid="value-drift">
       <Group gap="xs">
         <Button
           size="compact-sm"
