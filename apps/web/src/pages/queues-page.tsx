@@ -115,7 +115,7 @@ export function QueuesPage() {
                   <Table.Td>{age(q.oldestWaitingAt)}</Table.Td>
                   <Table.Td>
                     {q.completedLastHour.toLocaleString()} /{' '}
-                    <Text span c={q.failedLastHour > 0 ? 'red' : undefined}>
+                    <Text span inherit c={q.failedLastHour > 0 ? 'red' : undefined}>
                       {q.failedLastHour.toLocaleString()}
                     </Text>
                   </Table.Td>
