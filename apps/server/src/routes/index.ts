@@ -27,6 +27,7 @@ import { syncNow } from './core-bases/sync-now';
 import { getRecordHistory } from './core-meta-records/get-record-history';
 import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
+import { deleteAllBases } from './debug/delete-all-bases';
 import { forceError } from './debug/force-error';
 import { listQueues } from './debug/list-queues';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
@@ -89,6 +90,7 @@ import { getUser } from './users/get-user';
 import { listPlans } from './users/list-plans';
 import { putUserFlags } from './users/put-user-flags';
 import { searchUsers } from './users/search-users';
+import { searchUsersByTerm } from './users/search-users-by-term';
 
 /** Every /rest route, one per file. */
 export function registerRestRoutes(app: RestApp, ctx: AppContext) {
@@ -156,6 +158,8 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     listStuckSyncs,
     restartStuckSync,
     listQueues,
+    deleteAllBases,
+    searchUsersByTerm,
     getRecordHistory,
     getRecordStatus,
     searchRecords,

@@ -103,4 +103,62 @@ describe('operator tools', () => {
     expect(queued.length).toBeGreaterThanOrEqual(1);
     expect((await call('GET', '/rest/debug/stuck-syncs', staff)).json().items).toEqual([]);
   });
+
+  it('finds users by a term in the path, for staff only', async () => {
+    const found = await call('GET', '/rest/users/search/someone?take=5', staff);
+    expect(found.statusCode).toBe(200);
+    expect(found.json()).toMatchObject({ total: 1, items: [{ email: 'someone@example.test' }] });
+    expect((await call('GET', '/rest/users/search/someone', user.auth)).statusCode).toBe(403);
+  });
+
+  it("deletes a user's syncs for testing, with everything they own; refused to users and in production", async () => {
+    await t.app.inject({
+      method: 'POST',
+      url: '/rest/core-bases',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      payload: { name: 'To be cleared' },
+    });
+    const before = await t.ctx.db
+      .selectFrom('core_base')
+      .select('id')
+      .where('owner_id', '=', user.userId)
+      .execute();
+    expect(before.length).toBeGreaterThanOrEqual(1);
+    const asUser = await t.app.inject({
+      method: 'POST',
+      url: '/rest/debug/delete-all-bases',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      payload: {},
+    });
+    expect(asUser.statusCode).toBe(403);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/rest/debug/delete-all-bases',
+      headers: { ...staff, 'content-type': 'application/json' },
+      payload: { userId: user.userId },
+    });
+    expect(res.json()).toEqual({ deleted: before.length });
+    expect(
+      await t.ctx.db.selectFrom('core_base').select('id').where('owner_id', '=', user.userId).execute(),
+    ).toEqual([]);
+
+    const production = await createTestApp({
+      LOCKSTEP_ENV: 'production',
+      LOCKSTEP_STAFF_EMAILS: 'ops@lockstep.test',
+      LOCKSTEP_EMAIL_VERIFICATION: 'off',
+    });
+    try {
+      const prodStaff = (await signUp(production.app, 'ops@lockstep.test', 'Olga Ops')).auth;
+      const refused = await production.app.inject({
+        method: 'POST',
+        url: '/rest/debug/delete-all-bases',
+        headers: { ...prodStaff, 'content-type': 'application/json' },
+        payload: {},
+      });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().response.userFacingMessage).toMatch(/refused in production/);
+    } finally {
+      await production.close();
+    }
+  });
 });
