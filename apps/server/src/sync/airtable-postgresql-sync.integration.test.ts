@@ -50,6 +50,12 @@ beforeAll(async () => {
   );
   user = await signUp(t.app, 'airtable-pg@test.test');
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
+});
+/**
+ * A fresh database for each attempt of the test (vitest retries it once): a retry must not meet the
+ * rows, and the still running sync, of the attempt before it.
+ */
+async function freshDatabase() {
   const name = `at_pg_${randomBytes(4).toString('hex')}`;
   await ensureDatabase(inject('adminDatabaseUrl'), name);
   const u = new URL(inject('adminDatabaseUrl'));
@@ -58,7 +64,8 @@ beforeAll(async () => {
   await sql(
     `create table people (id serial primary key, email text not null unique, full_name text, status text, notes text)`,
   );
-});
+}
+
 afterAll(async () => {
   await t.close();
 });
@@ -89,6 +96,9 @@ async function syncNow(coreBaseId: string, check: () => Promise<boolean> | boole
 
 describe('Airtable <-> PostgreSQL through the runtime', () => {
   it('first sync matched on email, edits both ways, a conflict, deletes, and a 429 storm without loss or duplicates', async () => {
+    await freshDatabase();
+    // The sandbox's simulator is shared by attempts: count this attempt's 429s only.
+    const earlierRateLimits = sim.requestLog.count({ status: 429 });
     const conn = await api('POST', '/rest/sandbox-apps/airtable/connect');
     const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
       .basePreviews as { remoteId: string }[];
@@ -205,7 +215,7 @@ describe('Airtable <-> PostgreSQL through the runtime', () => {
     // the client retries, the run fails over to the queue's retry, and nothing is lost or doubled.
     const before = sim.requestLog.count({ status: 429 });
     // Until now the runs and the REST side together stayed under Airtable's 5 requests per second.
-    expect(before).toBe(0);
+    expect(before - earlierRateLimits).toBe(0);
     await sql(
       `insert into people (email, full_name, status) select 'storm' || g || '@example.com', 'Storm ' || g, 'Lead' from generate_series(1, 15) g`,
     );

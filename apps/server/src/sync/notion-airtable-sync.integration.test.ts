@@ -31,9 +31,6 @@ async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: obje
 
 beforeAll(async () => {
   t = await createTestApp();
-  notion = await startNotionSimulator({ seed: { people: 8 } });
-  airtable = await startAirtableSimulator({ seed: false });
-  baseId = airtable.seed({ contacts: 6 }).baseId;
   // The real runtime factory, with a short wait after a 429 (Airtable's is 30 s) to keep the test fast.
   t.ctx.runtimeConnectors.register(
     'airtable',
@@ -42,10 +39,21 @@ beforeAll(async () => {
   user = await signUp(t.app, 'notion-airtable@test.test');
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
 });
+/**
+ * Both apps fresh for each attempt of the test (vitest retries it once): a retry must not meet the
+ * records, and the still running sync, of the attempt before it.
+ */
+async function freshApps() {
+  await notion?.close();
+  await airtable?.close();
+  notion = await startNotionSimulator({ seed: { people: 8 } });
+  airtable = await startAirtableSimulator({ seed: false });
+  baseId = airtable.seed({ contacts: 6 }).baseId;
+}
 afterAll(async () => {
   await t.close();
-  await notion.close();
-  await airtable.close();
+  await notion?.close();
+  await airtable?.close();
 });
 
 type Person = { id: string; Name?: string; Email?: string; Phone?: string };
@@ -87,6 +95,7 @@ const emails = (list: Person[]) => list.map((p) => p.Email).filter(Boolean) as s
 
 describe('Notion <-> Airtable through the runtime', () => {
   it('first sync matched on email, edits both ways, a conflict, deletes, and a 429 storm without loss or duplicates', async () => {
+    await freshApps();
     const seededPeople = people();
     expect(seededPeople).toHaveLength(8);
     // Airtable already knows two of the Notion people (other names, with a phone).

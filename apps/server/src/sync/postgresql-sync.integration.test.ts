@@ -38,8 +38,15 @@ beforeAll(async () => {
     headers: { ...user.auth, ...json },
     payload: { productType: 'pro' },
   });
+});
+let attempt = 0;
+/**
+ * Fresh databases for each attempt of the test (vitest retries it once): a retry must not meet the
+ * rows, and the still running sync, of the attempt before it.
+ */
+async function freshDatabases() {
   for (const side of ['left', 'right'] as const) {
-    const name = `pg_${side}_${suffix}`;
+    const name = `pg_${side}_${suffix}_${(attempt += 1)}`;
     await ensureDatabase(inject('adminDatabaseUrl'), name);
     urls[side] = urlOf(name);
   }
@@ -64,7 +71,8 @@ beforeAll(async () => {
     (' ADA@example.com', 'Ada', 1, false, null),
     ('linus@example.com', 'Linus', 3.25, true, '{kernel}')`,
   );
-});
+}
+
 afterAll(async () => {
   for (const c of clients) await c.end();
   await t.close();
@@ -106,6 +114,7 @@ async function waitForRuns(coreBaseId: string, n: number) {
 
 describe('PostgreSQL <-> PostgreSQL through the runtime', () => {
   it('sets up over REST, runs the first sync matched on email, then carries edits, deletes and refusals', async () => {
+    await freshDatabases();
     const info = await api('GET', '/rest/connector-info');
     expect(info.find((c: { connectorType: string }) => c.connectorType === 'postgresql')).toMatchObject({
       available: true,
