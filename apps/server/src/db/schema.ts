@@ -52,6 +52,8 @@ export type CoreBaseTable = {
   config_extras: Json<Record<string, unknown>>;
   last_sync_time: Timestamp | null;
   sync_state_changed_at: Timestamp | null;
+  /** Set when "pause all" switched this sync off; "resume all" switches on exactly these. */
+  paused_all_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 };

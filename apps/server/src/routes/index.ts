@@ -22,6 +22,8 @@ import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
 import { listCoreBases } from './core-bases/list-core-bases';
 import { patchCoreBase } from './core-bases/patch-core-base';
+import { pauseAllSyncs } from './core-bases/pause-all-syncs';
+import { resumeAllSyncs } from './core-bases/resume-all-syncs';
 import { startDriftCheck } from './core-bases/start-drift-check';
 import { syncNow } from './core-bases/sync-now';
 import { getRecordHistory } from './core-meta-records/get-record-history';
@@ -118,6 +120,8 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getActivity,
     syncNow,
     startDriftCheck,
+    pauseAllSyncs,
+    resumeAllSyncs,
     deleteApprovals,
     heldConflicts,
     createSyncPreview,

@@ -47,7 +47,8 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
           ...(configExtras === undefined ? {} : { config_extras: JSON.stringify(configExtras) }),
           ...(syncState === undefined || syncState === row.sync_state
             ? {}
-            : { sync_state: syncState, sync_state_changed_at: new Date() }),
+            : // Switched by hand: "resume all" no longer owns this sync's state.
+              { sync_state: syncState, sync_state_changed_at: new Date(), paused_all_at: null }),
           updated_at: new Date(),
         })
         .where('id', '=', row.id)
