@@ -102,6 +102,26 @@ describe('airtable.js against the Airtable simulator', () => {
     expect(first.map((r) => r.id)).toEqual([all[0]?.id]);
   });
 
+  it('lists through POST listRecords when asked to, or when the URL would pass 15,000 characters', async () => {
+    const sim = await start();
+    const { contacts } = client(sim);
+    const posted = await contacts
+      .select({ method: 'post', pageSize: 20, fields: ['Name'], recordMetadata: ['commentCount'] })
+      .all();
+    expect(posted).toHaveLength(50);
+    for (const r of posted) {
+      expectRecord(r);
+      expect(Object.keys(r.fields)).toEqual(['Name']);
+      expect(r.commentCount).toBe(0);
+    }
+    expect(sim.requestLog.count({ method: 'POST', path: /\/Contacts\/listRecords$/ })).toBe(3);
+    // A formula too long for a GET goes as a POST on its own.
+    const long = `OR(${Array.from({ length: 700 }, (_, i) => `{Email} = 'nobody${i}@example.com'`).join(', ')}, {Name} != '')`;
+    expect(long.length).toBeGreaterThan(15_000);
+    expect(await contacts.select({ filterByFormula: long, pageSize: 100 }).all()).toHaveLength(50);
+    expect(sim.requestLog.count({ method: 'POST', path: /\/Contacts\/listRecords$/ })).toBe(4);
+  });
+
   it('finds, creates (one and ten), updates, replaces and destroys records', async () => {
     const sim = await start();
     const { crm, contacts } = client(sim);
