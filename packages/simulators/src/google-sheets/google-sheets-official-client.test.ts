@@ -4,7 +4,8 @@
  * authenticates. Answers are checked against the client's sheets_v4 types, not only for not throwing.
  */
 import { Common, google, type sheets_v4 } from 'googleapis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../http.ts';
 import { type GoogleSheetsSimulator, startGoogleSheetsSimulator } from './index.ts';
 
 function sheetsFor(sim: GoogleSheetsSimulator, token: string): sheets_v4.Sheets {
@@ -207,6 +208,77 @@ describe('googleapis sheets v4 against the Google Sheets simulator', () => {
     expect(one.data.metadataValue).toBe('row-2');
   });
 
+  it('finds rows by their developer metadata: getByDataFilter, batchGetByDataFilter, batchUpdateByDataFilter', async () => {
+    const lookup = { developerMetadataLookup: { metadataKey: 'lockstep.test', metadataValue: 'row-2' } };
+    const grid = await sheets.spreadsheets.getByDataFilter({
+      spreadsheetId: id,
+      requestBody: { dataFilters: [lookup], includeGridData: true },
+    });
+    const data = grid.data.sheets?.[0]?.data?.[0];
+    expect(data?.startRow).toBe(1);
+    expect(data?.rowData?.[0]?.values?.[0]?.formattedValue).toBe('Ada Lovelace');
+    expect(data?.rowMetadata?.[0]?.developerMetadata?.[0]?.metadataKey).toBe('lockstep.test');
+
+    const got = await sheets.spreadsheets.values.batchGetByDataFilter({
+      spreadsheetId: id,
+      requestBody: { dataFilters: [lookup], valueRenderOption: 'UNFORMATTED_VALUE' },
+    });
+    const match: sheets_v4.Schema$MatchedValueRange | undefined = got.data.valueRanges?.[0];
+    expect(match?.valueRange?.range).toBe('Leads!A2:Z2');
+    expect(match?.valueRange?.values?.[0]?.[0]).toBe('Ada Lovelace');
+    expect(match?.dataFilters).toEqual([lookup]);
+
+    const put = await sheets.spreadsheets.values.batchUpdateByDataFilter({
+      spreadsheetId: id,
+      requestBody: {
+        valueInputOption: 'RAW',
+        data: [{ dataFilter: lookup, values: [['Ada King']] }],
+      },
+    });
+    expect(put.data).toMatchObject({ spreadsheetId: id, totalUpdatedCells: 1 });
+    expect(put.data.responses?.[0]?.updatedRange).toBe('Leads!A2');
+    expect(sim.values(id, 'Leads')[1]?.[0]).toBe('Ada King');
+  });
+
+  it('creates a spreadsheet, clears values and deletes rows', async () => {
+    const made = await sheets.spreadsheets.create({
+      requestBody: { properties: { title: 'Contract' }, sheets: [{ properties: { title: 'Data' } }] },
+    });
+    const newId = made.data.spreadsheetId as string;
+    expect(made.data.properties?.title).toBe('Contract');
+    expect(made.data.sheets?.[0]?.properties).toMatchObject({
+      title: 'Data',
+      gridProperties: { rowCount: 1000, columnCount: 26 },
+    });
+    await sheets.spreadsheets.values.update({
+      spreadsheetId: newId,
+      range: 'Data!A1:A3',
+      valueInputOption: 'RAW',
+      requestBody: { values: [['a'], ['b'], ['c']] },
+    });
+    const cleared = await sheets.spreadsheets.values.clear({ spreadsheetId: newId, range: 'Data!A1' });
+    expect(cleared.data).toEqual({ spreadsheetId: newId, clearedRange: 'Data!A1' });
+    const batchCleared = await sheets.spreadsheets.values.batchClear({
+      spreadsheetId: newId,
+      requestBody: { ranges: ['Data!A2'] },
+    });
+    expect(batchCleared.data.clearedRanges).toEqual(['Data!A2']);
+    const sheetId = made.data.sheets?.[0]?.properties?.sheetId as number;
+    const del = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: newId,
+      requestBody: {
+        requests: [
+          { deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: 0, endIndex: 2 } } },
+        ],
+        includeSpreadsheetInResponse: true,
+      },
+    });
+    expect(del.data.replies).toEqual([{}]);
+    expect(del.data.updatedSpreadsheet?.sheets?.[0]?.properties?.gridProperties?.rowCount).toBe(998);
+    const rest = await sheets.spreadsheets.values.get({ spreadsheetId: newId, range: 'Data' });
+    expect(rest.data.values).toEqual([['c']]);
+  });
+
   it("reports errors as GaxiosError with the status and Google's message", async () => {
     const missing = await failure(sheets.spreadsheets.get({ spreadsheetId: '1DoesNotExist' }));
     expect(missing.status).toBe(404);
@@ -224,5 +296,36 @@ describe('googleapis sheets v4 against the Google Sheets simulator', () => {
 
     const unauth = await failure(sheetsFor(sim, 'ya29.wrong').spreadsheets.get({ spreadsheetId: id }));
     expect(unauth.status).toBe(401);
+  });
+});
+
+describe('googleapis and the Sheets quotas', () => {
+  it('retries a GET refused for quota (429) until the minute passes; a POST is not retried', async () => {
+    const clock = new ManualClock();
+    const sim = await startGoogleSheetsSimulator({ clock, idSeed: 4, quota: { readsPerMinutePerUser: 2 } });
+    try {
+      const sheets = sheetsFor(sim, sim.token);
+      const id = sim.sales!.spreadsheetId;
+      await sheets.spreadsheets.values.get({ spreadsheetId: id, range: 'Leads!A1' });
+      await sheets.spreadsheets.values.get({ spreadsheetId: id, range: 'Leads!A1' });
+      // gaxios retries 429 on GET (3 times, 100 ms first); the simulator's minute passes meanwhile.
+      const pending = sheets.spreadsheets.values.get({ spreadsheetId: id, range: 'Leads!A1' });
+      await vi.waitFor(() => expect(sim.requestLog.count({ status: 429 })).toBeGreaterThanOrEqual(1));
+      clock.advance(60_000);
+      expect((await pending).data.values).toEqual([['Name']]);
+
+      // A read sent as a POST (getByDataFilter) is not retried: the quota error comes back.
+      await sheets.spreadsheets.values.get({ spreadsheetId: id, range: 'Leads!A1' });
+      const refused = await failure(
+        sheets.spreadsheets.getByDataFilter({ spreadsheetId: id, requestBody: { dataFilters: [] } }),
+      );
+      expect(refused.status).toBe(429);
+      expect(refused.message).toMatch(
+        /^Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per user'/,
+      );
+      expect(sim.requestLog.count({ method: 'POST', status: 429 })).toBe(1);
+    } finally {
+      await sim.close();
+    }
   });
 });

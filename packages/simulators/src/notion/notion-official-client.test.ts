@@ -12,6 +12,7 @@ import {
   isFullDatabase,
   isFullDataSource,
   isFullPage,
+  isFullUser,
   LogLevel,
   type PageObjectResponse,
 } from '@notionhq/client';
@@ -198,6 +199,29 @@ describe('@notionhq/client against the Notion simulator', () => {
 
     const trashed = await client.pages.update({ page_id: page.id, in_trash: true });
     expect((trashed as PageObjectResponse).in_trash).toBe(true);
+  });
+
+  it('lists users and reads paginated property items', async () => {
+    const users = await collectPaginatedAPI(client.users.list, { page_size: 1 });
+    expect(users.length).toBeGreaterThanOrEqual(2);
+    for (const u of users) {
+      expect(isFullUser(u)).toBe(true);
+      expect(u.id).toMatch(UUID);
+    }
+    expect(users.map((u) => (isFullUser(u) ? u.type : undefined)).sort()).toEqual(['bot', 'person']);
+
+    const person = sim.workspace!.personIds[0] as string;
+    const title = await client.pages.properties.retrieve({ page_id: person, property_id: 'title' });
+    expect(title.object).toBe('list');
+    if (title.object === 'list') {
+      expect(title.results[0]).toMatchObject({ object: 'property_item', type: 'title' });
+      expect(title.property_item).toMatchObject({ type: 'title' });
+    }
+    const ds = await client.dataSources.retrieve({ data_source_id: sim.workspace!.peopleDataSourceId });
+    const scoreId = isFullDataSource(ds) ? (ds.properties.Score?.id as string) : '';
+    const score = await client.pages.properties.retrieve({ page_id: person, property_id: scoreId });
+    expect(score).toMatchObject({ object: 'property_item', type: 'number' });
+    expect(score.object === 'property_item' && score.type === 'number' && typeof score.number).toBe('number');
   });
 
   it('searches titles for pages and data sources', async () => {
