@@ -45,8 +45,9 @@ let attempt = 0;
  * rows, and the still running sync, of the attempt before it.
  */
 async function freshDatabases() {
+  attempt += 1;
   for (const side of ['left', 'right'] as const) {
-    const name = `pg_${side}_${suffix}_${(attempt += 1)}`;
+    const name = `pg_${side}_${suffix}_${attempt}`;
     await ensureDatabase(inject('adminDatabaseUrl'), name);
     urls[side] = urlOf(name);
   }

@@ -693,3 +693,81 @@ describe('fault injection and request log', () => {
     expect(sim.requestLog.count({ path: '/v0/meta' })).toBe(1);
   });
 });
+
+describe('offsets and attachments as Airtable serves them', () => {
+  it('expires an offset after 5 minutes without use (client inactivity), by default', async () => {
+    const clock = new ManualClock();
+    const sim = await start({ clock });
+    const { baseId } = crm(sim);
+    const first = await call(sim, `/v0/${baseId}/Contacts?pageSize=10`);
+    let offset = first.body.offset as string;
+    // Each page read keeps the iterator alive: 4 minutes between pages is fine, 8 minutes in all.
+    for (let i = 0; i < 2; i++) {
+      clock.advance(4 * 60_000);
+      const next = await call(sim, `/v0/${baseId}/Contacts?pageSize=10&offset=${encodeURIComponent(offset)}`);
+      expect(next.status).toBe(200);
+      offset = next.body.offset as string;
+    }
+    clock.advance(5 * 60_000 + 1);
+    const expired = await call(
+      sim,
+      `/v0/${baseId}/Contacts?pageSize=10&offset=${encodeURIComponent(offset)}`,
+    );
+    expect(expired.status).toBe(422);
+    expect((expired.body.error as { type: string }).type).toBe('LIST_RECORDS_ITERATOR_NOT_AVAILABLE');
+    // Restarting from the beginning works, as Airtable says.
+    expect((await call(sim, `/v0/${baseId}/Contacts?pageSize=10`)).status).toBe(200);
+    // The option still shortens it, or turns it off.
+    const never = await start({ clock, iteratorTtlMs: false });
+    const page = await call(never, `/v0/${crm(never).baseId}/Contacts?pageSize=10`);
+    clock.advance(24 * 3600_000);
+    const later = await call(
+      never,
+      `/v0/${crm(never).baseId}/Contacts?pageSize=10&offset=${encodeURIComponent(page.body.offset as string)}`,
+    );
+    expect(later.status).toBe(200);
+  });
+
+  it('serves attachments re-hosted behind signed URLs that expire, signed anew on later reads', async () => {
+    const clock = new ManualClock('2026-01-15T09:20:00.000Z');
+    const sim = await start({ clock });
+    const { baseId, tables } = crm(sim);
+    const written = 'https://files.example.com/contracts/acme.pdf';
+    const created = await call(sim, `/v0/${baseId}/${tables.deals}`, {
+      method: 'POST',
+      body: { fields: { Contract: [{ url: written }] } },
+    });
+    expect(created.status).toBe(200);
+    const [att] = created.body.fields!.Contract as { id: string; url: string; filename: string }[];
+    expect(att?.filename).toBe('acme.pdf');
+    const url = new URL(att!.url);
+    expect(url.origin).toBe('https://v5.airtableusercontent.com');
+    expect(att!.url).not.toContain('files.example.com');
+    // Valid for at least 2 hours after the read: the expiry (ms) is part of the signed path.
+    const expires = Number(url.pathname.split('/')[5]);
+    expect(expires - clock.now()).toBeGreaterThanOrEqual(2 * 3600_000);
+    expect(expires - clock.now()).toBeLessThanOrEqual(3 * 3600_000);
+    // A read an hour later gets another URL for the same attachment; keeping it by id still works.
+    clock.advance(3600_000);
+    const again = await call(sim, `/v0/${baseId}/${tables.deals}/${created.body.id}`);
+    const [later] = again.body.fields!.Contract as { id: string; url: string }[];
+    expect(later?.id).toBe(att!.id);
+    expect(later?.url).not.toBe(att!.url);
+    expect(sim.state.attachmentSource(baseId, tables.deals, created.body.id as string, att!.id)).toBe(
+      written,
+    );
+    const kept = await call(sim, `/v0/${baseId}/${tables.deals}/${created.body.id}`, {
+      method: 'PATCH',
+      body: { fields: { Contract: [{ id: att!.id }] } },
+    });
+    expect((kept.body.fields!.Contract as { id: string }[])[0]?.id).toBe(att!.id);
+    // The old behaviour is an option.
+    const original = await start({ clock, attachmentUrls: 'original' });
+    const o = crm(original);
+    const made = await call(original, `/v0/${o.baseId}/${o.tables.deals}`, {
+      method: 'POST',
+      body: { fields: { Contract: [{ url: written }] } },
+    });
+    expect((made.body.fields!.Contract as { url: string }[])[0]?.url).toBe(written);
+  });
+});

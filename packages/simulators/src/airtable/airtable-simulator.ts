@@ -58,6 +58,16 @@ export const WEBHOOK_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 export const WEBHOOK_PAYLOAD_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const WEBHOOK_PAYLOADS_PAGE_MAX = 50;
 export const OAUTH_ACCESS_TOKEN_TTL_S = 3600;
+/**
+ * "Iteration may timeout due to client inactivity or server restarts. In that case, the client will
+ * receive a 422 response with error message LIST_RECORDS_ITERATOR_NOT_AVAILABLE. It may then restart
+ * iteration from the beginning." Airtable does not publish the timeout; the simulator expires an
+ * offset after 5 minutes without a page read through it.
+ */
+export const DEFAULT_ITERATOR_TTL_MS = 5 * 60_000;
+/** Airtable's attachment download URLs "stay active for at least 2 hours after receiving them". */
+export const ATTACHMENT_URL_TTL_MS = 2 * 3600_000;
+export const ATTACHMENT_URL_HOST = 'https://v5.airtableusercontent.com';
 export const OAUTH_REFRESH_TOKEN_TTL_S = 5_270_400;
 
 export const ALL_SCOPES = [
@@ -193,7 +203,7 @@ export type BaseState = {
   webhooks: Map<string, WebhookState>;
 };
 
-type Iterator = { tableId: string; ids: string[]; createdAt: number };
+type Iterator = { tableId: string; ids: string[]; createdAt: number; lastUsedAt: number };
 
 type OAuthClient = { clientId: string; clientSecret?: string; redirectUris: string[] };
 
@@ -248,8 +258,17 @@ export type AirtableSimulatorOptions = {
   /** `false` turns the per-base and per-token limits off. */
   rateLimit?: false | RateLimitOptions;
   oauthClients?: OAuthClient[];
-  /** List-records iterators (offsets) expire after this long; undefined = never. */
-  iteratorTtlMs?: number;
+  /**
+   * List-records iterators (offsets) expire after this long without use (client inactivity), with
+   * 422 LIST_RECORDS_ITERATOR_NOT_AVAILABLE; default DEFAULT_ITERATOR_TTL_MS (5 minutes); false = never.
+   */
+  iteratorTtlMs?: number | false;
+  /**
+   * How attachment URLs read back. 'rehosted' (Airtable since November 2022): a signed
+   * v5.airtableusercontent.com URL that expires 2 to 3 hours after the read, signed anew as time
+   * passes; 'original': the URL that was written.
+   */
+  attachmentUrls?: 'rehosted' | 'original';
   /** Used to deliver webhook notification pings. */
   fetch?: typeof fetch;
 };
@@ -268,7 +287,8 @@ export class AirtableState {
   private readonly deliveries = new Set<Promise<void>>();
   private readonly fetchImpl: typeof fetch;
   readonly rateLimit: Required<RateLimitOptions> | false;
-  readonly iteratorTtlMs: number | undefined;
+  readonly iteratorTtlMs: number | false;
+  readonly attachmentUrls: 'rehosted' | 'original';
   readonly userId: string;
 
   constructor(options: AirtableSimulatorOptions = {}) {
@@ -276,7 +296,8 @@ export class AirtableState {
     this.random = options.idSeed === undefined ? Math.random : seededRandom(options.idSeed);
     this.tokens = new TokenRegistry(this.clock);
     this.fetchImpl = options.fetch ?? fetch;
-    this.iteratorTtlMs = options.iteratorTtlMs;
+    this.iteratorTtlMs = options.iteratorTtlMs ?? DEFAULT_ITERATOR_TTL_MS;
+    this.attachmentUrls = options.attachmentUrls ?? 'rehosted';
     this.rateLimit =
       options.rateLimit === false
         ? false
@@ -468,6 +489,10 @@ export class AirtableState {
       }
       case 'autoNumber':
         return rec.autoNumber;
+      case 'multipleAttachments': {
+        const stored = rec.cells.get(field.id) as AttachmentValue[] | undefined;
+        return stored && this.attachmentUrls === 'rehosted' ? stored.map((a) => this.rehosted(a)) : stored;
+      }
       case 'formula': {
         if (depth > 5) return { error: '#ERROR!' };
         try {
@@ -486,6 +511,35 @@ export class AirtableState {
       default:
         return rec.cells.get(field.id);
     }
+  }
+
+  /**
+   * An attachment as Airtable serves it: re-hosted on airtableusercontent.com behind a signed URL
+   * that expires at least 2 hours after the read (here: 2 hours, rounded up to the next hour), so a
+   * later read returns another URL for the same attachment.
+   */
+  private rehosted(a: AttachmentValue): AttachmentValue {
+    const hour = 3600_000;
+    const expires = Math.ceil((this.clock.now() + ATTACHMENT_URL_TTL_MS) / hour) * hour;
+    const sig = createHmac('sha256', 'lockstep-simulator')
+      .update(`${a.id}:${a.url}:${expires}`)
+      .digest('base64url')
+      .slice(0, 22);
+    return {
+      ...a,
+      url: `${ATTACHMENT_URL_HOST}/v3/u/1/1/${expires}/${sig}/${a.id}/${encodeURIComponent(a.filename)}`,
+    };
+  }
+
+  /** The URL an attachment was written with (what `attachmentUrls: 'original'` reads back). */
+  attachmentSource(baseIdOrName: string, tableIdOrName: string, recordId: string, attachmentId: string) {
+    const table = this.table(baseIdOrName, tableIdOrName);
+    for (const v of table.records.get(recordId)?.cells.values() ?? []) {
+      if (!Array.isArray(v)) continue;
+      const hit = (v as AttachmentValue[]).find((a) => typeof a === 'object' && a?.id === attachmentId);
+      if (hit) return hit.url;
+    }
+    return undefined;
   }
 
   private formulaValue(
@@ -983,7 +1037,12 @@ export class AirtableState {
             const field = c.table.fields.find((f) => f.id === id);
             if (!field) continue;
             current[id] = nullIfEmpty(this.readCell(base, c.table, c.rec, field));
-            previous[id] = nullIfEmpty(c.before.get(id));
+            const was = c.before.get(id);
+            previous[id] = nullIfEmpty(
+              field.type === 'multipleAttachments' && this.attachmentUrls === 'rehosted' && Array.isArray(was)
+                ? (was as AttachmentValue[]).map((a) => this.rehosted(a))
+                : was,
+            );
           }
           const entry: NonNullable<TablePayload['changedRecordsById']>[string] = {
             current: { cellValuesByFieldId: current },
@@ -1326,12 +1385,13 @@ export class AirtableState {
       if (!found || found.tableId !== table.id || !recId) {
         throw apiError(422, 'INVALID_OFFSET_VALUE', `The value of offset ${p.offset} is invalid`);
       }
-      if (this.iteratorTtlMs !== undefined && this.clock.now() - found.createdAt > this.iteratorTtlMs) {
+      if (this.iteratorTtlMs !== false && this.clock.now() - found.lastUsedAt > this.iteratorTtlMs) {
         this.iterators.delete(id!);
         throw apiError(422, 'LIST_RECORDS_ITERATOR_NOT_AVAILABLE', 'Iterator not available');
       }
       iterId = id!;
       iter = found;
+      iter.lastUsedAt = this.clock.now();
       start = iter.ids.indexOf(recId);
       if (start < 0)
         throw apiError(422, 'INVALID_OFFSET_VALUE', `The value of offset ${p.offset} is invalid`);
@@ -1375,7 +1435,8 @@ export class AirtableState {
       }
       if (p.maxRecords !== undefined) records = records.slice(0, p.maxRecords);
       iterId = this.newId('itr');
-      iter = { tableId: table.id, ids: records.map((r) => r.id), createdAt: this.clock.now() };
+      const now = this.clock.now();
+      iter = { tableId: table.id, ids: records.map((r) => r.id), createdAt: now, lastUsedAt: now };
       this.iterators.set(iterId, iter);
     }
 

@@ -423,9 +423,9 @@ export function evaluateFormula(formula: string, lookup: CellLookup): { v: Cell[
         case 'SUM':
           return nums.reduce((a, b) => a + b, 0);
         case 'MIN':
-          return nums.length ? Math.min(...nums) : 0;
+          return nums.length ? nums.reduce((a, b) => (b < a ? b : a)) : 0;
         case 'MAX':
-          return nums.length ? Math.max(...nums) : 0;
+          return nums.length ? nums.reduce((a, b) => (b > a ? b : a)) : 0;
         case 'COUNT':
           return nums.length;
         case 'AVERAGE':

@@ -928,3 +928,108 @@ describe('quotas, payloads and faults', () => {
     expect(sim.requestLog.count({ status: 429 })).toBe(1);
   });
 });
+
+describe('large writes', () => {
+  // 150,000 rows once answered 500 "Maximum call stack size exceeded": the rows (and their widths)
+  // were spread into splice/Math.max arguments.
+  it('appends, inserts and moves 150,000 rows without overflowing the stack', async () => {
+    const sim = await start();
+    const firstLead = sim.values(ss(sim), 'Leads')[1]?.[0];
+    const rows = Array.from({ length: 150_000 }, (_, i) => [`Lead ${i}`, i]);
+    const appended = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}/values/${enc('Leads!A1:B1')}:append?valueInputOption=RAW&insertDataOption=INSERT_ROWS`,
+      { method: 'POST', body: { values: rows } },
+    );
+    expect(appended.status).toBe(200);
+    expect(appended.body.updates).toMatchObject({
+      updatedRows: 150_000,
+      updatedColumns: 2,
+      updatedCells: 300_000,
+    });
+    const inserted = await call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, {
+      method: 'POST',
+      body: {
+        requests: [
+          {
+            insertDimension: {
+              range: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 150_001 },
+              inheritFromBefore: false,
+            },
+          },
+          {
+            moveDimension: {
+              source: { sheetId: 0, dimension: 'ROWS', startIndex: 1, endIndex: 150_001 },
+              destinationIndex: 150_100,
+            },
+          },
+        ],
+      },
+    });
+    expect(inserted.status).toBe(200);
+    // 1,000 rows, 150,000 inserted by the append, 150,000 by insertDimension.
+    expect(sim.state.sheet(ss(sim), 'Leads').rows.length).toBe(301_000);
+    const values = sim.values(ss(sim), 'Leads');
+    expect(values[1]?.[0]).toBe(firstLead);
+    expect(values.at(-1)).toEqual(['Lead 149999', 149999]);
+    // The blank rows moved below the first 99 rows with data.
+    expect(values[99]?.[0]).toBe('Lead 58');
+    expect(values[100]).toEqual([]);
+  }, 60_000);
+});
+
+describe('developer metadata storage limits', () => {
+  const create = (key: string, value: string, location: Json) => ({
+    createDeveloperMetadata: {
+      developerMetadata: { metadataKey: key, metadataValue: value, location, visibility: 'DOCUMENT' },
+    },
+  });
+  const batch = (sim: GoogleSheetsSimulator, requests: Json[]) =>
+    call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, { method: 'POST', body: { requests } });
+  const row = (i: number) => ({
+    dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: i, endIndex: i + 1 },
+  });
+
+  it('holds 30,000 characters of keys and values per sheet and per spreadsheet, then answers 400', async () => {
+    const sim = await start();
+    // 30,000 characters on sheet 0, spread over rows and the sheet itself: accepted, exactly at the limit.
+    const full = await batch(sim, [
+      create('k', 'v'.repeat(9_999), row(1)),
+      create('k', 'v'.repeat(9_999), row(2)),
+      create('k', 'v'.repeat(9_999), { sheetId: 0 }),
+    ]);
+    expect(full.status).toBe(200);
+    const over = await batch(sim, [create('x', '', row(3))]);
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
+    expect(over.body.error.message).toMatch(/^Invalid requests\[0\]\.createDeveloperMetadata: .*30000/);
+    // Another sheet and the spreadsheet itself have their own 30,000 characters.
+    const companies = sim.state.sheet(ss(sim), 'Companies').sheetId;
+    expect((await batch(sim, [create('k', 'v'.repeat(29_999), { sheetId: companies })])).status).toBe(200);
+    expect((await batch(sim, [create('k', 'v'.repeat(29_999), { spreadsheet: true })])).status).toBe(200);
+    expect((await batch(sim, [create('k', 'v', { spreadsheet: true })])).status).toBe(400);
+    // A growing update is refused too, and the refused batch changed nothing.
+    const updated = await batch(sim, [
+      {
+        updateDeveloperMetadata: {
+          dataFilters: [
+            { developerMetadataLookup: { locationType: 'SHEET', metadataLocation: { sheetId: companies } } },
+          ],
+          developerMetadata: { metadataValue: 'v'.repeat(30_000) },
+          fields: 'metadataValue',
+        },
+      },
+    ]);
+    expect(updated.status).toBe(400);
+    const found = await call(sim, `/v4/spreadsheets/${ss(sim)}/developerMetadata:search`, {
+      method: 'POST',
+      body: { dataFilters: [{ developerMetadataLookup: { metadataKey: 'x' } }] },
+    });
+    expect(found.body.matchedDeveloperMetadata).toBeUndefined();
+  });
+
+  it('can be turned off', async () => {
+    const sim = await start({ developerMetadataLimit: false });
+    expect((await batch(sim, [create('k', 'v'.repeat(40_000), { sheetId: 0 })])).status).toBe(200);
+  });
+});

@@ -45,6 +45,7 @@ import {
   type MetadataLocation,
   type MetadataState,
   ModelError,
+  maxOf,
   metadataJson,
   moveCols,
   moveItems,
@@ -56,6 +57,7 @@ import {
   type SheetState,
   type SpreadsheetState,
   setCell,
+  spliceItems,
 } from './model.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -84,6 +86,12 @@ export const DEFAULT_QUOTA = {
 export const DEFAULT_PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
 export const ACCESS_TOKEN_TTL_S = 3599;
 export const DEFAULT_ROW_COUNT = 1000;
+/**
+ * Developer metadata storage (Google's "Read & write developer metadata" guide, "Metadata storage
+ * limits"): 30,000 characters for the spreadsheet and 30,000 for each sheet; every character of
+ * metadataKey and metadataValue counts.
+ */
+export const DEVELOPER_METADATA_CHAR_LIMIT = 30_000;
 export const DEFAULT_COLUMN_COUNT = 26;
 
 const READ_SCOPES: string[] = Object.values(SCOPES);
@@ -168,6 +176,11 @@ export type GoogleSheetsSimulatorOptions = {
   /** Per-minute quotas; false turns them off. */
   quota?: false | Partial<QuotaOptions>;
   payloadLimitBytes?: number;
+  /**
+   * Characters of developer metadata (keys and values) allowed on the spreadsheet and on each sheet
+   * (its sheet, row and column metadata); default 30,000 as Google documents; false turns it off.
+   */
+  developerMetadataLimit?: number | false;
   /** Extra access tokens. */
   tokens?: { token: string; scopes: string[]; userId?: string; project?: string; expiresAt?: number }[];
   oauthClients?: OAuthClient[];
@@ -214,6 +227,7 @@ export class GoogleSheetsState {
   readonly spreadsheets = new Map<string, SpreadsheetState>();
   readonly quota: QuotaOptions | false;
   readonly payloadLimitBytes: number;
+  readonly developerMetadataLimit: number | false;
   /** Size of every request body seen, for payload assertions. */
   readonly payloads: { method: string; path: string; bytes: number }[] = [];
   private readonly random: () => number;
@@ -232,6 +246,7 @@ export class GoogleSheetsState {
     this.tokens = new TokenRegistry(this.clock);
     this.quota = options.quota === false ? false : { ...DEFAULT_QUOTA, ...(options.quota ?? {}) };
     this.payloadLimitBytes = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+    this.developerMetadataLimit = options.developerMetadataLimit ?? DEVELOPER_METADATA_CHAR_LIMIT;
     this.tokens.add({
       token: DEFAULT_TOKEN,
       scopes: [SCOPES.driveFile],
@@ -301,7 +316,10 @@ export class GoogleSheetsState {
         title: s.title,
         sheetId: s.sheetId ?? (i === 0 ? 0 : undefined),
         rowCount: Math.max(s.rowCount ?? DEFAULT_ROW_COUNT, s.rows.length),
-        columnCount: Math.max(s.columnCount ?? DEFAULT_COLUMN_COUNT, ...s.rows.map((r) => r.length)),
+        columnCount: maxOf(
+          s.rows.map((r) => r.length),
+          s.columnCount ?? DEFAULT_COLUMN_COUNT,
+        ),
       });
       sheet.frozenRowCount = s.frozenRowCount ?? 0;
       for (const [c, fmt] of Object.entries(s.columnFormats ?? {})) {
@@ -437,7 +455,7 @@ export class GoogleSheetsState {
       const cmp = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
       return ascending ? cmp : -cmp;
     });
-    s.rows.splice(header, body.length, ...body);
+    spliceItems(s.rows, header, body.length, body);
     this.touched(this.spreadsheet(spreadsheetId));
   }
 
@@ -1049,13 +1067,19 @@ export class GoogleSheetsState {
       throw invalid(`Invalid value at '${where}.values' (type.googleapis.com/google.protobuf.ListValue)`);
     let grid = raw as unknown[][];
     if (major === 'COLUMNS') {
-      const width = Math.max(0, ...grid.map((c) => c.length));
+      const width = maxOf(
+        grid.map((c) => c.length),
+        0,
+      );
       grid = Array.from({ length: width }, (_, r) => grid.map((col) => col[r] ?? null));
     }
     const startRow = target.startRow ?? 0;
     const startCol = target.startCol ?? 0;
     const height = grid.length;
-    const width = Math.max(0, ...grid.map((r) => r.length));
+    const width = maxOf(
+      grid.map((r) => r.length),
+      0,
+    );
     const rangeText = () => label;
     if (target.endRow !== undefined && startRow + height > target.endRow)
       throw invalid(
@@ -1208,12 +1232,18 @@ export class GoogleSheetsState {
       const rows = Array.isArray(body.values) ? (body.values as unknown[][]) : [];
       const height =
         this.majorOf(body.majorDimension as string | undefined) === 'COLUMNS'
-          ? Math.max(0, ...rows.map((c) => (Array.isArray(c) ? c.length : 0)))
+          ? maxOf(
+              rows.map((c) => (Array.isArray(c) ? c.length : 0)),
+              0,
+            )
           : rows.length;
       const width =
         this.majorOf(body.majorDimension as string | undefined) === 'COLUMNS'
           ? rows.length
-          : Math.max(0, ...rows.map((r) => (Array.isArray(r) ? r.length : 0)));
+          : maxOf(
+              rows.map((r) => (Array.isArray(r) ? r.length : 0)),
+              0,
+            );
       if (c0 + width > sheet.cols.length)
         insertCols(sheet, sheet.cols.length, c0 + width - sheet.cols.length);
       if (insert === 'INSERT_ROWS')
@@ -1443,6 +1473,28 @@ export class GoogleSheetsState {
     }
   }
 
+  /**
+   * Google's metadata storage limits: the spreadsheet's own metadata and each sheet's (sheet, row
+   * and column metadata) may hold `developerMetadataLimit` characters of keys and values. The
+   * error's wording is not documented; its shape (400 INVALID_ARGUMENT naming the request) is
+   * Google's.
+   */
+  private checkMetadataStorage(ss: SpreadsheetState, loc: MetadataLocation, where: string): void {
+    const limit = this.developerMetadataLimit;
+    if (limit === false) return;
+    const sheet = loc.kind === 'SPREADSHEET' ? undefined : loc.sheet;
+    let used = 0;
+    for (const m of ss.metadata) {
+      const owner = m.loc.kind === 'SPREADSHEET' ? undefined : m.loc.sheet;
+      if (owner === sheet) used += m.key.length + (m.value?.length ?? 0);
+    }
+    if (used <= limit) return;
+    const scope = sheet ? `sheet ${sheet.sheetId}` : 'the spreadsheet';
+    throw invalid(
+      `Invalid ${where}: Developer metadata storage limit exceeded: ${scope} would hold ${used} characters of metadata keys and values; the limit is ${limit} characters for the spreadsheet and for each sheet.`,
+    );
+  }
+
   private dimensionTarget(ss: SpreadsheetState, range: unknown, where: string) {
     const d = (range ?? {}) as {
       sheetId?: number;
@@ -1571,6 +1623,7 @@ export class GoogleSheetsState {
           loc,
         };
         ss.metadata.push(m);
+        this.checkMetadataStorage(ss, m.loc, where);
         return { createDeveloperMetadata: { developerMetadata: metadataJson(m) } };
       }
       case 'updateDeveloperMetadata': {
@@ -1601,6 +1654,7 @@ export class GoogleSheetsState {
           }
           if (all || set.has('location')) m.loc = this.newLocation(ss, dm.location, where);
           if (set.has('metadataId')) throw invalid(`Invalid ${where}: metadataId cannot be updated.`);
+          this.checkMetadataStorage(ss, m.loc, where);
         }
         return { updateDeveloperMetadata: { developerMetadata: [...targets].map(metadataJson) } };
       }
@@ -2081,7 +2135,7 @@ function totals(
   if (!withData.length) return {};
   return {
     totalUpdatedRows: withData.reduce((a, b) => a + (b.updatedRows ?? 0), 0),
-    totalUpdatedColumns: Math.max(...withData.map((b) => b.updatedColumns ?? 0)),
+    totalUpdatedColumns: maxOf(withData.map((b) => b.updatedColumns ?? 0)),
     totalUpdatedCells: withData.reduce((a, b) => a + (b.updatedCells ?? 0), 0),
     totalUpdatedSheets: new Set(withData.map((b) => b.sheet)).size,
   };

@@ -20,6 +20,7 @@ export {
   DEFAULT_PROJECT,
   DEFAULT_QUOTA,
   DEFAULT_TOKEN,
+  DEVELOPER_METADATA_CHAR_LIMIT,
   GoogleApiError,
   type GoogleSheetsSimulatorOptions,
   GoogleSheetsState,

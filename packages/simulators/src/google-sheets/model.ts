@@ -50,6 +50,26 @@ export type SpreadsheetState = {
 
 export class ModelError extends Error {}
 
+/**
+ * `items.splice(start, deleteCount, ...inserted)` without spreading `inserted` into call arguments:
+ * a spread of 150,000 rows overflows the call stack ("Maximum call stack size exceeded").
+ */
+export function spliceItems<T>(items: T[], start: number, deleteCount: number, inserted: readonly T[]): T[] {
+  const removed = items.slice(start, start + deleteCount);
+  const tail = items.slice(start + deleteCount);
+  items.length = start;
+  for (const x of inserted) items.push(x);
+  for (const x of tail) items.push(x);
+  return removed;
+}
+
+/** The largest of `values` (or `initial`), without spreading them into call arguments. */
+export function maxOf(values: Iterable<number>, initial = Number.NEGATIVE_INFINITY): number {
+  let max = initial;
+  for (const v of values) if (v > max) max = v;
+  return max;
+}
+
 /** A region: rows and columns of one sheet (or of every sheet), half open; undefined = unbounded. */
 export type Region = { sheetId: number | '*'; r0: number; r1: number; c0: number; c1: number };
 
@@ -157,15 +177,16 @@ export function insertRows(
     if (source) row.cells = source.cells.map((c) => (c?.fmt ? { v: null, fmt: { ...c.fmt } } : undefined));
     return row;
   });
-  sheet.rows.splice(index, 0, ...fresh);
+  spliceItems(sheet.rows, index, 0, fresh);
   return fresh;
 }
 
 export function insertCols(sheet: SheetState, index: number, count: number): void {
   if (index < 0 || index > sheet.cols.length) throw new ModelError(`Column index ${index} is out of range.`);
-  sheet.cols.splice(index, 0, ...Array.from({ length: count }, newCol));
+  spliceItems(sheet.cols, index, 0, Array.from({ length: count }, newCol));
+  const blanks = new Array<Cell | undefined>(count).fill(undefined);
   for (const row of sheet.rows) {
-    if (row.cells.length > index) row.cells.splice(index, 0, ...new Array<Cell | undefined>(count));
+    if (row.cells.length > index) spliceItems(row.cells, index, 0, blanks);
   }
 }
 
@@ -190,9 +211,9 @@ export function moveItems<T>(items: T[], start: number, end: number, destination
   if (start < 0 || end > items.length || start >= end) throw new ModelError('Source range is out of range.');
   if (destination < 0 || destination > items.length) throw new ModelError('Destination is out of range.');
   if (destination >= start && destination <= end) return;
-  const moved = items.splice(start, end - start);
+  const moved = spliceItems(items, start, end - start, []);
   const at = destination > start ? destination - moved.length : destination;
-  items.splice(at, 0, ...moved);
+  spliceItems(items, at, 0, moved);
 }
 
 export function moveCols(sheet: SheetState, start: number, end: number, destination: number): void {

@@ -13,6 +13,7 @@ export {
   normalizeId,
   type PageState,
   type PropertyDef,
+  QUERY_RESULT_LIMIT,
   RATE_LIMIT_BURST,
   RATE_LIMIT_PER_SECOND,
   startNotionServer,
@@ -74,6 +75,8 @@ export type NotionSimulator = {
     /** Delivers every pending event and waits for the deliveries. */
     flush: () => Promise<void>;
   };
+  /** Queues Notion's 529 `service_overload` (with Retry-After) for the next `count` requests. */
+  overload: (count?: number, retryAfterSeconds?: number) => void;
   faults: FaultInjector;
   requestLog: RequestLog;
   clock: Clock;
@@ -104,6 +107,15 @@ export async function startNotionSimulator(
       subscribe: (o) => state.subscribe(o),
       verify: (id, token) => state.verifySubscription(id, token),
       flush: () => state.flushWebhooks(),
+    },
+    overload: (count = 1, retryAfterSeconds = 1) => {
+      const r = state.serviceOverloadResponse(retryAfterSeconds);
+      server.faults.next({
+        status: r.status,
+        body: r.body,
+        ...(r.headers ? { headers: r.headers } : {}),
+        count,
+      });
     },
     faults: server.faults,
     requestLog: server.requestLog,

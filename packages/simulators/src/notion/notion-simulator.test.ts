@@ -532,3 +532,134 @@ describe('Notion simulator OAuth', () => {
     }
   });
 });
+
+describe('Notion simulator: query limits and filters of the current API', () => {
+  let sim: NotionSimulator;
+  beforeAll(async () => {
+    sim = await startNotionSimulator({ idSeed: 7, rateLimit: false, queryResultLimit: 25 });
+  });
+  afterAll(() => sim.close());
+
+  it('stops a query at its result limit with has_more false and request_status incomplete', async () => {
+    const ds = sim.workspace!.peopleDataSourceId;
+    const pages: Json[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await call(sim, 'POST', `/v1/data_sources/${ds}/query`, {
+        page_size: 10,
+        ...(cursor ? { start_cursor: cursor } : {}),
+      });
+      expect(res.status).toBe(200);
+      pages.push(res.body);
+      cursor = res.body.has_more ? res.body.next_cursor : undefined;
+    } while (cursor);
+    expect(pages.map((p) => p.results.length)).toEqual([10, 10, 5]);
+    expect(pages.at(-1)).toMatchObject({ has_more: false, next_cursor: null });
+    for (const p of pages)
+      expect(p.request_status).toEqual({
+        type: 'incomplete',
+        incomplete_reason: 'query_result_limit_reached',
+      });
+    // A narrower query (Notion's guide narrows by created_time windows) is complete and unmarked.
+    const narrow = await call(sim, 'POST', `/v1/data_sources/${ds}/query`, {
+      filter: { property: 'Owner', people: { is_not_empty: true } },
+    });
+    expect(narrow.body.results).toHaveLength(10);
+    expect(narrow.body.request_status).toBeUndefined();
+    // The default is Notion's 10,000.
+    const defaults = await startNotionSimulator({ seed: false });
+    expect(defaults.state.queryResultLimit).toBe(10_000);
+    await defaults.close();
+  });
+
+  it('filters email, url and phone_number properties by their own keys', async () => {
+    const people = sim.workspace!.peopleDataSourceId;
+    const companies = sim.workspace!.companiesDataSourceId;
+    const email = (sim.pageJson(sim.workspace!.personIds[0]!).properties as Json).Email.email as string;
+    const byEmail = await call(sim, 'POST', `/v1/data_sources/${people}/query`, {
+      filter: { property: 'Email', email: { equals: email } },
+    });
+    expect(byEmail.status).toBe(200);
+    expect(byEmail.body.results.map((p: Json) => p.id)).toEqual([sim.workspace!.personIds[0]]);
+    const byUrl = await call(sim, 'POST', `/v1/data_sources/${companies}/query`, {
+      filter: { property: 'Website', url: { is_not_empty: true } },
+    });
+    expect(byUrl.status).toBe(200);
+    expect(byUrl.body.results.length).toBe(sim.workspace!.companyIds.length);
+    const byPhone = await call(sim, 'POST', `/v1/data_sources/${companies}/query`, {
+      filter: { property: 'Phone', phone_number: { ends_with: '0101' } },
+    });
+    expect(byPhone.status).toBe(200);
+    expect(byPhone.body.results).toHaveLength(1);
+    // The key still has to fit the property's type.
+    const wrong = await call(sim, 'POST', `/v1/data_sources/${people}/query`, {
+      filter: { property: 'Email', url: { equals: email } },
+    });
+    expect(wrong.status).toBe(400);
+  });
+
+  it('returns only the properties named in filter_properties, on queries and page retrieval', async () => {
+    const ds = sim.workspace!.peopleDataSourceId;
+    const schema = (await call(sim, 'GET', `/v1/data_sources/${ds}`)).body.properties as Json;
+    const emailId = schema.Email.id as string;
+    const query = await call(
+      sim,
+      'POST',
+      `/v1/data_sources/${ds}/query?filter_properties=title&filter_properties=${encodeURIComponent(emailId)}`,
+      { page_size: 2 },
+    );
+    expect(query.status).toBe(200);
+    for (const page of query.body.results)
+      expect(Object.keys(page.properties).sort()).toEqual(['Email', 'Name']);
+    const page = await call(
+      sim,
+      'GET',
+      `/v1/pages/${sim.workspace!.personIds[1]}?filter_properties[]=${encodeURIComponent(emailId)}`,
+    );
+    expect(Object.keys(page.body.properties)).toEqual(['Email']);
+    const all = await call(sim, 'GET', `/v1/pages/${sim.workspace!.personIds[1]}`);
+    expect(Object.keys(all.body.properties).length).toBeGreaterThan(10);
+  });
+});
+
+describe('Notion simulator: rate limit reasons and overload', () => {
+  it('names the exceeded limit in additional_data, shares a workspace limit across tokens, and answers 529', async () => {
+    const clock = new ManualClock();
+    const sim = await startNotionSimulator({
+      clock,
+      seed: { people: 2 },
+      workspaceRateLimit: { perSecond: 5, burst: 12 },
+    });
+    try {
+      const ds = sim.workspace!.peopleDataSourceId;
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await call(sim, 'GET', `/v1/data_sources/${ds}`)).status);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      const own = await call(sim, 'GET', `/v1/data_sources/${ds}`);
+      expect(own.status).toBe(429);
+      expect(own.body.additional_data).toEqual({ rate_limit_reason: 'public_api_request_rate_limit' });
+      // Another connection has its own budget, but the workspace's is shared: 2 more, then 429.
+      // A second connection: a public integration's grant (its own bot, so its own bucket).
+      const grant = sim.state.grantOAuth({ clientId: 'lockstep-simulator-client' });
+      const other = { authorization: `Bearer ${grant.access_token}` };
+      expect((await call(sim, 'GET', `/v1/data_sources/${ds}`, undefined, other)).status).toBe(200);
+      expect((await call(sim, 'GET', `/v1/data_sources/${ds}`, undefined, other)).status).toBe(200);
+      const shared = await call(sim, 'GET', `/v1/data_sources/${ds}`, undefined, other);
+      expect(shared.status).toBe(429);
+      expect(shared.body.additional_data).toEqual({
+        rate_limit_reason: 'public_api_space_request_rate_limit',
+      });
+      expect(Number(shared.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+      clock.advance(60_000);
+      sim.overload(1, 3);
+      const overloaded = await call(sim, 'GET', `/v1/data_sources/${ds}`);
+      expect(overloaded.status).toBe(529);
+      expect(overloaded.headers.get('retry-after')).toBe('3');
+      expect(overloaded.body).toMatchObject({ object: 'error', status: 529, code: 'service_overload' });
+      expect((await call(sim, 'GET', `/v1/data_sources/${ds}`)).status).toBe(200);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -66,11 +66,18 @@ export const MAX_PAGE_SIZE = 100;
 export const RATE_LIMIT_PER_SECOND = 3;
 export const RATE_LIMIT_BURST = 10;
 export const WEBHOOK_MAX_ATTEMPTS = 8;
+/**
+ * "A single data source query returns at most 10,000 results": past it pagination stops with
+ * `has_more: false` and `request_status: {type: "incomplete", incomplete_reason:
+ * "query_result_limit_reached"}` (developers.notion.com, guides/data-apis/query-large-data-sources).
+ */
+export const QUERY_RESULT_LIMIT = 10_000;
 export const DEFAULT_TOKEN = 'ntn_3125416846089lockstepSimulatorIntegrationToken0';
 
 const UNAUTHORIZED_MESSAGE = 'API token is invalid.';
 const RESTRICTED_MESSAGE = 'API token does not have access to this resource.';
 const RATE_LIMITED_MESSAGE = 'You have been rate limited. Please try again in a few minutes.';
+const SERVICE_OVERLOAD_MESSAGE = 'Notion is temporarily overloaded. Please try again later.';
 
 // ---------------------------------------------------------------------------------------------
 // State types
@@ -151,6 +158,13 @@ export type NotionSimulatorOptions = {
   oauthClients?: OAuthClient[];
   /** OAuth access tokens expire after this long (default: never, as Notion's long-lived tokens). */
   oauthAccessTokenTtlMs?: number;
+  /** Results one data source query can reach (default 10,000, as Notion); false: no cap. */
+  queryResultLimit?: number | false;
+  /**
+   * The per-workspace limit Notion shares across all of a workspace's connections (scaled to the
+   * plan; Notion does not publish the numbers): a token bucket over every token. Off by default.
+   */
+  workspaceRateLimit?: false | { perSecond: number; burst: number };
   /** Webhook events are delivered on their own (after a macrotask) unless false; see flushWebhooks. */
   autoDeliverWebhooks?: boolean;
   fetch?: typeof fetch;
@@ -200,6 +214,8 @@ export class NotionState {
   private deliveryScheduled = false;
   private readonly fetchImpl: typeof fetch;
   readonly rateLimit: { perSecond: number; burst: number } | false;
+  readonly workspaceRateLimit: { perSecond: number; burst: number } | false;
+  readonly queryResultLimit: number | false;
   private readonly oauthTtlMs: number | undefined;
   private readonly autoDeliver: boolean;
 
@@ -215,6 +231,8 @@ export class NotionState {
             perSecond: options.rateLimit?.perSecond ?? RATE_LIMIT_PER_SECOND,
             burst: options.rateLimit?.burst ?? RATE_LIMIT_BURST,
           };
+    this.workspaceRateLimit = options.workspaceRateLimit ?? false;
+    this.queryResultLimit = options.queryResultLimit ?? QUERY_RESULT_LIMIT;
     this.oauthTtlMs = options.oauthAccessTokenTtlMs;
     this.autoDeliver = options.autoDeliverWebhooks !== false;
     this.workspaceId = this.newId();
@@ -474,11 +492,13 @@ export class NotionState {
   }
 
   /** A page as the API returns it. */
-  pageJson(page: PageState): Record<string, unknown> {
+  pageJson(page: PageState, only?: Set<string>): Record<string, unknown> {
     const ds = this.dataSource(page.dataSourceId);
     const properties: Record<string, unknown> = {};
-    for (const p of ds.properties)
+    for (const p of ds.properties) {
+      if (only && !only.has(p.id)) continue;
       properties[p.name] = { id: p.id, type: p.type, ...this.renderValue(page, p) };
+    }
     const slug = this.pageTitle(page)
       .replace(/[^A-Za-z0-9]+/g, '-')
       .replace(/^-|-$/g, '');
@@ -1026,9 +1046,35 @@ export class NotionState {
   // -------------------------------------------------------------------------------------------
   // HTTP
 
-  rateLimitResponse(retryAfterSeconds = 1): SimResponse {
+  /**
+   * Notion's 429: `rate_limited`, `Retry-After` in whole seconds, and which limit was exceeded in
+   * `additional_data.rate_limit_reason` (`public_api_request_rate_limit` per connection,
+   * `public_api_space_request_rate_limit` per workspace).
+   */
+  rateLimitResponse(
+    retryAfterSeconds = 1,
+    reason:
+      | 'public_api_request_rate_limit'
+      | 'public_api_space_request_rate_limit' = 'public_api_request_rate_limit',
+  ): SimResponse {
     return this.errorResponse(
-      new NotionApiError(429, 'rate_limited', RATE_LIMITED_MESSAGE, {
+      new NotionApiError(
+        429,
+        'rate_limited',
+        RATE_LIMITED_MESSAGE,
+        { 'retry-after': String(retryAfterSeconds) },
+        { rate_limit_reason: reason },
+      ),
+    );
+  }
+
+  /**
+   * Notion's 529 `service_overload` ("Notion is temporarily overloaded"), which connections are to
+   * handle like a 429, respecting Retry-After. The message wording is approximated.
+   */
+  serviceOverloadResponse(retryAfterSeconds = 1): SimResponse {
+    return this.errorResponse(
+      new NotionApiError(529, 'service_overload', SERVICE_OVERLOAD_MESSAGE, {
         'retry-after': String(retryAfterSeconds),
       }),
     );
@@ -1059,10 +1105,13 @@ export class NotionState {
   }
 
   /** A token bucket per integration: `perSecond` on average, bursts up to `burst`. */
-  private takeToken(key: string): number {
-    if (!this.rateLimit) return 0;
+  private takeToken(
+    key: string,
+    limit: { perSecond: number; burst: number } | false = this.rateLimit,
+  ): number {
+    if (!limit) return 0;
     const now = this.clock.now();
-    const { perSecond, burst } = this.rateLimit;
+    const { perSecond, burst } = limit;
     const b = this.buckets.get(key) ?? { tokens: burst, at: now };
     b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
     b.at = now;
@@ -1088,6 +1137,9 @@ export class NotionState {
     const token = check.info;
     const wait = this.takeToken(token.userId);
     if (wait > 0) return this.rateLimitResponse(wait);
+    const workspaceWait = this.takeToken('workspace', this.workspaceRateLimit);
+    if (workspaceWait > 0)
+      return this.rateLimitResponse(workspaceWait, 'public_api_space_request_rate_limit');
 
     const version = req.headers['notion-version'];
     if (typeof version !== 'string' || version === '')
@@ -1133,7 +1185,7 @@ export class NotionState {
       this.requireCapability(token, 'read_content');
       if (parts.length === 3 && m === 'GET')
         return json(200, { ...this.dataSourceJson(ds), request_id: this.newId() });
-      if (sub === 'query' && parts.length === 4 && m === 'POST') return this.query(ds, req.body);
+      if (sub === 'query' && parts.length === 4 && m === 'POST') return this.query(ds, req.body, req.query);
       throw invalidUrl();
     }
     if (resource === 'pages') {
@@ -1143,7 +1195,8 @@ export class NotionState {
       if (!page || !this.canSee(token, page.dataSourceId)) throw notFound('page', id);
       if (parts.length === 3 && m === 'GET') {
         this.requireCapability(token, 'read_content');
-        return json(200, { ...this.pageJson(page), request_id: this.newId() });
+        const only = this.filterProperties(this.dataSource(page.dataSourceId), req.query);
+        return json(200, { ...this.pageJson(page, only), request_id: this.newId() });
       }
       if (parts.length === 3 && m === 'PATCH') {
         this.requireCapability(token, 'update_content');
@@ -1339,7 +1392,23 @@ export class NotionState {
     });
   }
 
-  private query(ds: DataSourceState, raw: unknown): SimResponse {
+  /**
+   * `filter_properties` (repeated, `filter_properties[]` too): only these properties (by id, or
+   * name) come back on each page; undefined when not given.
+   */
+  private filterProperties(ds: DataSourceState, q: URLSearchParams): Set<string> | undefined {
+    const keys = [...q.getAll('filter_properties'), ...q.getAll('filter_properties[]')];
+    if (keys.length === 0) return undefined;
+    const only = new Set<string>();
+    for (const key of keys) {
+      const p = this.property(ds, key);
+      if (p) only.add(p.id);
+    }
+    return only;
+  }
+
+  private query(ds: DataSourceState, raw: unknown, q: URLSearchParams = new URLSearchParams()): SimResponse {
+    const only = this.filterProperties(ds, q);
     const body = (raw ?? {}) as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body)) throw bodyFailed('body', 'an object', body);
     const pageSize = pageSizeOf(body.page_size, 'body.page_size');
@@ -1363,8 +1432,13 @@ export class NotionState {
       start = keyed.findIndex((k) => sorts.compare(k.key, c.after) > 0);
       if (start < 0) start = keyed.length;
     }
-    const slice = keyed.slice(start, start + pageSize);
-    const more = start + pageSize < keyed.length;
+    // One query reaches at most `queryResultLimit` results; past them pagination stops, and every
+    // page of a capped query says so in request_status.
+    const cap =
+      this.queryResultLimit === false ? keyed.length : Math.min(keyed.length, this.queryResultLimit);
+    const capped = cap < keyed.length;
+    const slice = keyed.slice(start, Math.min(start + pageSize, cap));
+    const more = start + pageSize < cap;
     let next: string | null = null;
     if (more) {
       next = this.newId();
@@ -1372,11 +1446,14 @@ export class NotionState {
     }
     return json(200, {
       object: 'list',
-      results: slice.map(({ p }) => this.pageJson(p)),
+      results: slice.map(({ p }) => this.pageJson(p, only)),
       next_cursor: next,
       has_more: more,
       type: 'page_or_data_source',
       page_or_data_source: {},
+      ...(capped
+        ? { request_status: { type: 'incomplete', incomplete_reason: 'query_result_limit_reached' } }
+        : {}),
       request_id: this.newId(),
     });
   }
@@ -1499,9 +1576,11 @@ export class NotionState {
     if (!kind || kinds.length !== 1)
       throw validationError(`body failed validation: ${path} should have one condition.`);
     const expected = filterKind(prop.type);
+    // Text-like properties take their own type's key (`email`, `url`, `phone_number`, `title`,
+    // `rich_text`), as Notion's filter reference documents; `rich_text` is accepted for each too.
     if (
       kind !== expected &&
-      !(expected === 'rich_text' && kind === 'title') &&
+      !(expected === 'rich_text' && (kind === 'title' || kind === prop.type)) &&
       !(kind === 'rich_text' && prop.type === 'title')
     )
       throw validationError(
