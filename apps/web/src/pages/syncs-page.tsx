@@ -22,6 +22,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
+import { PauseAllSyncs } from '../components/pause-all-syncs';
 import { api } from '../lib/api';
 import { showError } from '../lib/notify';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
@@ -151,7 +152,12 @@ export function SyncsPage() {
     <Stack>
       <Group justify="space-between">
         <Title order={2}>Syncs</Title>
-        {noSyncsAtAll ? null : <CreateSyncButton label="New sync" />}
+        {noSyncsAtAll ? null : (
+          <Group gap="xs">
+            <PauseAllSyncs />
+            <CreateSyncButton label="New sync" />
+          </Group>
+        )}
       </Group>
       {noSyncsAtAll ? null : (
         <TextInput
