@@ -51,6 +51,21 @@ describe('canonical values', () => {
     expect(valuesEqual(n('relations', ['r2', 'r1']), n('relations', ['r1', 'r2']))).toBe(true);
   });
 
+  it('takes a file read back under a new signed URL for the same file, and another file for a change', () => {
+    const file = (url: string, filename = 'cv.pdf', size = 1234) => ({
+      url,
+      filename,
+      size,
+      type: 'application/pdf',
+    });
+    const before = n('attachments', [file('https://v5.airtableusercontent.com/v3/u/1/sig-a/cv.pdf')]);
+    const reread = n('attachments', [file('https://v5.airtableusercontent.com/v3/u/2/sig-b/cv.pdf')]);
+    expect(valuesEqual(before, reread)).toBe(true);
+    expect(valuesEqual(before, n('attachments', [file('https://x.test/cv.pdf', 'cv-2.pdf')]))).toBe(false);
+    expect(valuesEqual(before, n('attachments', [file('https://x.test/cv.pdf', 'cv.pdf', 99)]))).toBe(false);
+    expect(valuesEqual(before, n('attachments', [file('a'), file('b', 'more.pdf')]))).toBe(false);
+  });
+
   it('normalises dates and datetimes to UTC', () => {
     expect(n('date', '2026-03-04T23:30:00Z')).toBe('2026-03-04');
     expect(n('datetime', '2026-03-04T23:30:00+02:00')).toBe('2026-03-04T21:30:00.000Z');

@@ -243,8 +243,22 @@ export function valuesEqual(a: CanonicalValue, b: CanonicalValue): boolean {
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
     return true;
   }
+  if (isAttachmentList(a) && isAttachmentList(b))
+    return a.length === b.length && a.every((x, i) => fileKey(x) === fileKey(b[i] as Attachment));
   return stableJson(a) === stableJson(b);
 }
+
+const isAttachmentList = (v: unknown): v is Attachment[] =>
+  Array.isArray(v) &&
+  v.length > 0 &&
+  v.every((x) => typeof x === 'object' && x !== null && 'url' in x && 'filename' in x);
+
+/**
+ * A file's identity without its URL: apps re-host files behind signed URLs that change on every
+ * read (Airtable's expire after a few hours), so the same file reads back under a new URL and is
+ * still the same file. Name, size and type tell files apart.
+ */
+const fileKey = (a: Attachment) => `${a.filename}\u0000${a.size ?? ''}\u0000${a.type ?? ''}`;
 
 const CANONICAL_DATETIME = /^(.+T\d{2}:\d{2}:\d{2})\.(\d{3}|\d{6}|\d{9})Z$/;
 
