@@ -382,3 +382,51 @@ describe('Notion connector: a property deleted under a live sync', () => {
     }
   });
 });
+
+describe('Notion connector past the 10,000-result limit of a query', () => {
+  // The simulator's limit lowered to 5 (Notion's is 10,000), with pages a minute apart: a scan and a
+  // pass of changes must read every page, not end where the query stopped.
+  it('reads a scan and a pass of changes past the limit, and says so when one minute holds more than it', async () => {
+    const clock = new ManualClock('2026-01-15T12:00:00Z');
+    const sim = await startNotionSimulator({
+      clock,
+      seed: { people: 0 },
+      rateLimit: false,
+      autoDeliverWebhooks: false,
+      queryResultLimit: 5,
+    });
+    try {
+      const connector = createNotionConnector({
+        token: sim.token,
+        baseUrl: sim.url,
+        rateLimit: { scope: 'token', windows: [{ limit: 1000, windowMs: 1000 }] },
+        http: fast,
+      });
+      const ds = sim.workspace!.peopleDataSourceId;
+      const created: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        created.push(sim.createPage(ds, { Name: `Person ${i}` }).id);
+        clock.advance(60_000);
+      }
+      const scan = await readAll(connector, ds, null, 100);
+      expect(new Set(scan.records.map((r) => r.id))).toEqual(new Set(created));
+      expect(scan.pages.some((p) => p.scanComplete)).toBe(false);
+
+      clock.advance(10 * 60_000);
+      for (const id of created) {
+        sim.editPage(id, { Name: `Edited ${id.slice(-4)}` });
+        clock.advance(60_000);
+      }
+      const changes = await readAll(connector, ds, scan.cursor, 100);
+      expect(new Set(changes.records.map((r) => r.id))).toEqual(new Set(created));
+
+      // Six pages in one minute with a limit of five: no way past them, and the read says why.
+      for (let i = 0; i < 6; i++) sim.createPage(ds, { Name: `Same minute ${i}` });
+      const stuck = await readAll(connector, ds, null, 100).catch((e: unknown) => e);
+      expect(stuck).toMatchObject({ code: 'validation' });
+      expect((stuck as { userFacingMessage: string }).userFacingMessage).toMatch(/10,000 pages/);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -97,7 +97,13 @@ export type NotionPage = {
   properties: Record<string, { id: string; type: string; [k: string]: unknown }>;
 };
 
-type QueryResponse = { results: NotionPage[]; next_cursor: string | null; has_more: boolean };
+type QueryResponse = {
+  results: NotionPage[];
+  next_cursor: string | null;
+  has_more: boolean;
+  /** `incomplete` when the query stopped at Notion's 10,000-result limit (has_more is then false). */
+  request_status?: { type?: string; incomplete_reason?: string };
+};
 
 export type NotionField = {
   remoteId: string;
@@ -247,6 +253,13 @@ type ReadCursor = {
   seen?: Record<string, string>;
   /** Hashes gathered in this pass, for the next one. */
   next?: Record<string, string>;
+  /**
+   * scan: created_time (ISO) the pass goes on from after a query reached Notion's 10,000-result
+   * limit; the next query asks for pages created on or after it.
+   */
+  a?: string;
+  /** changes: the same for last_edited_time (ms); `since` stays the pass's bound for trashed pages. */
+  from?: number;
 };
 
 const encodeCursor = (c: ReadCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
@@ -627,6 +640,32 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
     }
   }
 
+  /**
+   * Where a pass goes on after a query reached Notion's 10,000-result limit (has_more false, request
+   * status incomplete), instead of ending the pass there and missing every page past it: a new
+   * query from the last page's timestamp (on or after it: pages of that minute come again, and the
+   * engine takes a page read twice as one). Null when the query was not limited. A limit met again
+   * at the same timestamp (more than 10,000 pages in one minute) cannot be read past: said plainly.
+   */
+  function limitedContinuation(st: ReadCursor, body: QueryResponse): ReadCursor | null {
+    if (body.request_status?.type !== 'incomplete') return null;
+    const last = body.results.at(-1);
+    if (!last) return null;
+    const stuck = () =>
+      new ConnectorError(
+        'validation',
+        'Notion query result limit reached within one minute',
+        "More than 10,000 pages of this data source share one minute of Notion's timestamps, and Notion stops a query at 10,000 results, so Lockstep cannot read past them. Add a filter to the table pair or split the data source.",
+      );
+    if (st.m === 'changes') {
+      const from = Date.parse(last.last_edited_time);
+      if (from <= (st.from ?? (st.since as number))) throw stuck();
+      return { ...st, c: undefined, from };
+    }
+    if (st.a !== undefined && Date.parse(last.created_time) <= Date.parse(st.a)) throw stuck();
+    return { ...st, c: undefined, a: last.created_time };
+  }
+
   async function read(
     dataSourceId: string,
     cursor: string | null,
@@ -641,9 +680,13 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
     if (st.m === 'changes') {
       body.filter = {
         timestamp: 'last_edited_time',
-        last_edited_time: { on_or_after: new Date(st.since as number).toISOString() },
+        last_edited_time: { on_or_after: new Date(st.from ?? (st.since as number)).toISOString() },
       };
       body.sorts = [{ timestamp: 'last_edited_time', direction: 'ascending' }];
+    } else {
+      // In creation order, so a scan that meets the 10,000-result limit can go on from where it stopped.
+      body.sorts = [{ timestamp: 'created_time', direction: 'ascending' }];
+      if (st.a) body.filter = { timestamp: 'created_time', created_time: { on_or_after: st.a } };
     }
     let res: { body: QueryResponse; headers: Headers };
     try {
@@ -675,12 +718,15 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
       if (!duplicate) records.push(record);
       if (Date.parse(page.last_edited_time) >= nextSince) gathered[page.id] = hash;
     }
-    const hasMore = res.body.has_more && res.body.next_cursor !== null;
+    const limited = limitedContinuation(st, res.body);
+    const hasMore = limited !== null || (res.body.has_more && res.body.next_cursor !== null);
     // At the end of a pass of changes, pages trashed since its lower bound are deletes.
     const deletedIds = st.m === 'changes' && !hasMore ? await trashedSince(dataSourceId, st, gathered) : [];
-    const next: ReadCursor = hasMore
-      ? { ...st, c: res.body.next_cursor as string, hw, next: capSeen(gathered) }
-      : { v: 1, m: 'changes', since: nextSince, seen: capSeen(gathered) };
+    const next: ReadCursor = limited
+      ? { ...limited, hw, next: capSeen(gathered) }
+      : hasMore
+        ? { ...st, c: res.body.next_cursor as string, hw, next: capSeen(gathered) }
+        : { v: 1, m: 'changes', since: nextSince, seen: capSeen(gathered) };
     return {
       records,
       deletedIds,
@@ -688,7 +734,7 @@ export function createNotionConnector(options: NotionConnectorOptions): NotionCo
       hasMore,
       // Absence is evidence only when this one page holds the whole data source: the runtime reads a
       // page with scanComplete as the whole table, so the last page of a longer scan must not say so.
-      scanComplete: st.m === 'scan' && !st.c && !hasMore,
+      scanComplete: st.m === 'scan' && !st.c && !st.a && !hasMore,
     };
   }
 
