@@ -1,0 +1,667 @@
+/**
+ * HubSpot CRM as a sync side (a TableConnector), one table per object type (`contacts`,
+ * `companies`, `deals`; the table's remote id is the type), on the CRM v3 API through the SDK's
+ * HttpClient and RateLimiter (hubspot-api.ts):
+ * - read: a full scan pages `GET /crm/v3/objects/{type}?limit=100&after=&properties=` (the properties
+ *   of the schema the connector discovers, at most a minute old); afterwards incremental reads with
+ *   `POST /crm/v3/objects/{type}/search` filtered on the last-modified property GTE the start of the
+ *   previous read minus an overlap (30 s: the search index lags writes by seconds; the engine drops the
+ *   re-read echoes), sorted ascending. Before a search would pass HubSpot's 10,000-result cap it starts
+ *   a new search from the last modification time it saw (never stopping silently).
+ * - deletes: HubSpot archives. At the end of an incremental read the archived listing
+ *   (`GET ...?archived=true`, paged) gives the ids archived since the previous read started (minus the
+ *   overlap), reported as `deletedIds`. A merge leaves the merged ids gone and makes a new record whose
+ *   `hs_merged_object_ids` names them: those ids are reported deleted when the new record is read.
+ * - values: every value is a string on the wire; converted per property type to canonical values and
+ *   back (see canonicalType / toCanonical / fromCanonical).
+ * - write: batches of <= 100 via batch/create|update|archive. A 207 carries per-item errors; a batch
+ *   HubSpot refuses whole (a bad value, a duplicate email) is retried item by item for per-item
+ *   results; a duplicate email on create answers `existingId` so the runtime links the records.
+ *   Creates are idempotent within the process (a map of idempotency keys): HubSpot has no
+ *   idempotency key on create. There is no conditional update: `expected` is ignored.
+ */
+
+import {
+  type FieldType as CanonicalFieldType,
+  type CanonicalValue,
+  normalizeValue,
+  type RecordData,
+} from '@lockstep/engine';
+import {
+  type Capabilities,
+  ConnectorError,
+  type ReadPage,
+  type TableConnector,
+  type WriteRequest,
+  type WriteResult,
+} from '../sdk/connector';
+import {
+  createHubSpotClient,
+  existingIdOf,
+  HUBSPOT_RATE_LIMIT,
+  type HubSpotClient,
+  type HubSpotClientOptions,
+  type HubSpotErrorBody,
+  hubspotUserMessage,
+  mapHubSpotError,
+} from './hubspot-api';
+
+export const HUBSPOT_OBJECT_TYPES = ['contacts', 'companies', 'deals'] as const;
+export const HUBSPOT_BATCH_SIZE = 100;
+export const HUBSPOT_MAX_PAGE_SIZE = 100;
+export const HUBSPOT_SEARCH_PAGE_SIZE = 200;
+/** HubSpot's search returns at most 10,000 results per query. */
+export const HUBSPOT_SEARCH_RESULT_CAP = 10_000;
+/** How far each incremental read reaches back before the previous read's start. */
+export const HUBSPOT_READ_OVERLAP_MS = 30_000;
+
+export type HubSpotProperty = {
+  name: string;
+  label: string;
+  type: string;
+  fieldType: string;
+  options?: { label: string; value: string; hidden?: boolean }[];
+  calculated?: boolean;
+  hidden?: boolean;
+  hubspotDefined?: boolean;
+  hasUniqueValue?: boolean;
+  archived?: boolean;
+  modificationMetadata?: { readOnlyValue?: boolean; readOnlyDefinition?: boolean; archivable?: boolean };
+};
+
+/** The last-modified property a search filters on: contacts keep the older name. */
+export function lastModifiedProperty(type: string): string {
+  return type === 'contacts' || type === 'contact' || type === '0-1'
+    ? 'lastmodifieddate'
+    : 'hs_lastmodifieddate';
+}
+
+/** HubSpot property -> canonical type; undefined means not synced. */
+export function canonicalType(p: HubSpotProperty): CanonicalFieldType | undefined {
+  switch (p.type) {
+    case 'string':
+      if (p.name === 'email' || p.fieldType === 'email') return 'email';
+      if (p.fieldType === 'phonenumber') return 'phone';
+      if (p.fieldType === 'file') return undefined;
+      return 'text';
+    case 'phone_number':
+      return 'phone';
+    case 'number':
+      return 'number';
+    case 'bool':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    case 'enumeration':
+      if (p.fieldType === 'checkbox') return 'multi_select';
+      if (p.fieldType === 'booleancheckbox') return 'boolean';
+      return 'single_select';
+    default:
+      return undefined;
+  }
+}
+
+/** Values only HubSpot sets (ids, timestamps, calculated properties). */
+export function isReadOnly(p: HubSpotProperty): boolean {
+  return (
+    p.modificationMetadata?.readOnlyValue === true ||
+    p.calculated === true ||
+    p.fieldType === 'calculation_equation'
+  );
+}
+
+/** A HubSpot property value (a string or null on the wire) as a canonical value. */
+export function toCanonical(p: HubSpotProperty, raw: string | null | undefined): CanonicalValue {
+  const type = canonicalType(p);
+  if (!type) return null;
+  let value: unknown = raw ?? null;
+  if (value === '') value = null;
+  if (type === 'multi_select' && typeof value === 'string') value = value.split(';').filter((v) => v !== '');
+  if (type === 'datetime' && typeof value === 'string' && /^-?\d+$/.test(value)) value = Number(value);
+  const result = normalizeValue(type, value);
+  return result.ok ? result.value : null;
+}
+
+/** A canonical value as the string HubSpot takes ('' clears a property). */
+export function fromCanonical(p: HubSpotProperty, value: CanonicalValue): string {
+  if (value === null || value === undefined) return '';
+  switch (canonicalType(p)) {
+    case 'boolean':
+      return value === true ? 'true' : 'false';
+    case 'multi_select':
+      return Array.isArray(value) ? value.map(String).join(';') : String(value);
+    case 'date': {
+      const r = normalizeValue('date', value);
+      return r.ok && typeof r.value === 'string' ? r.value : String(value);
+    }
+    case 'datetime': {
+      const r = normalizeValue('datetime', value);
+      return r.ok && typeof r.value === 'string' ? r.value : String(value);
+    }
+    default:
+      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+}
+
+type ScanCursor = { v: 1; mode: 'scan'; after?: string; since: number };
+type ChangesCursor = {
+  v: 1;
+  mode: 'changes';
+  /** This read's lower bound (ms): the last-modified GTE filter, and archivedAt's. */
+  since: number;
+  /** The next read's lower bound: this read's start (server time) minus the overlap. */
+  next: number;
+  /** A read is under way (its search or archived listing continues on the next page). */
+  active?: true;
+  stage: 'search' | 'archived';
+  /** Where the current search query starts (a continuation past the 10,000 cap moves it on). */
+  from?: number;
+  /** Offset into the current search query. */
+  after?: number;
+  /** Paging of the archived listing. */
+  archivedAfter?: string;
+};
+type ReadCursor = ScanCursor | ChangesCursor;
+
+const encode = (c: ReadCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+/** An unreadable cursor means a full rescan. */
+function decode(s: string | null): ReadCursor | null {
+  if (!s) return null;
+  try {
+    const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as ReadCursor;
+    if (c.v === 1 && (c.mode === 'scan' || c.mode === 'changes') && typeof c.since === 'number') return c;
+  } catch {
+    // fall through
+  }
+  return null;
+}
+
+type ApiObject = {
+  id: string;
+  properties: Record<string, string | null>;
+  createdAt?: string;
+  updatedAt?: string;
+  archived?: boolean;
+  archivedAt?: string;
+};
+
+type BatchResponse = {
+  status?: string;
+  results: ApiObject[];
+  numErrors?: number;
+  errors?: (HubSpotErrorBody & { context?: { ids?: string[] } })[];
+};
+
+export type HubSpotField = {
+  remoteId: string;
+  name: string;
+  fieldType: CanonicalFieldType;
+  readOnly: boolean;
+  options: Record<string, unknown>;
+};
+
+export type HubSpotConnectorOptions = Omit<HubSpotClientOptions, 'token'> & {
+  /** A private app token, or a function giving the current OAuth access token. */
+  token: HubSpotClientOptions['token'];
+  /** Defaults to https://api.hubapi.com (the simulator in tests). */
+  baseUrl?: string;
+  /** Per object type, the properties to read (default: every property discovery reports). */
+  properties?: Record<string, string[]>;
+  /** The read overlap (30 s). */
+  overlapMs?: number;
+  /** HubSpot's 10,000 search results (lower in tests of the continuation). */
+  searchResultCap?: number;
+  /** Search page size (HubSpot's maximum, 200). */
+  searchPageSize?: number;
+  now?: () => number;
+};
+
+export type HubSpotConnector = TableConnector & {
+  readRecords(tableRemoteId: string, ids: string[]): Promise<RecordData[]>;
+  /** A type's properties from the properties API (cached for a minute). */
+  describe(type: string, refresh?: boolean): Promise<HubSpotProperty[]>;
+  /** Canonical field specs of a type, keyed by property name. */
+  fieldsOf(type: string): Promise<HubSpotField[]>;
+  client: HubSpotClient;
+};
+
+export const HUBSPOT_CAPABILITIES: Capabilities = {
+  batchSize: HUBSPOT_BATCH_SIZE,
+  incrementalRead: true,
+  deleteDetection: 'events',
+  webhooks: false,
+  rateLimit: HUBSPOT_RATE_LIMIT,
+  // Every requested property comes back, unset ones as null.
+  recordsCarryEveryField: true,
+};
+
+const SCHEMA_MAX_AGE_MS = 60_000;
+
+/** Discovered fields of a type: synced properties (not hidden or archived), canonically typed. */
+export function hubspotFields(properties: HubSpotProperty[]): HubSpotField[] {
+  return properties.flatMap((p) => {
+    const fieldType = canonicalType(p);
+    if (!fieldType || p.hidden || p.archived) return [];
+    const choices = (p.options ?? []).filter((o) => !o.hidden).map((o) => o.value);
+    return [
+      {
+        remoteId: p.name,
+        name: p.label || p.name,
+        fieldType,
+        readOnly: isReadOnly(p),
+        options: {
+          hubspotType: p.type,
+          hubspotFieldType: p.fieldType,
+          ...((fieldType === 'single_select' || fieldType === 'multi_select') && choices.length > 0
+            ? { choices, choiceLabels: Object.fromEntries((p.options ?? []).map((o) => [o.value, o.label])) }
+            : {}),
+          ...(p.hasUniqueValue ? { unique: true } : {}),
+        },
+      },
+    ];
+  });
+}
+
+export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpotConnector {
+  const client = createHubSpotClient(options);
+  const now = options.now ?? Date.now;
+  const overlap = options.overlapMs ?? HUBSPOT_READ_OVERLAP_MS;
+  const cap = options.searchResultCap ?? HUBSPOT_SEARCH_RESULT_CAP;
+  const searchPage = Math.max(1, Math.min(options.searchPageSize ?? HUBSPOT_SEARCH_PAGE_SIZE, 200));
+  const idempotent = new Map<string, string>();
+  const schemas = new Map<string, { at: number; properties: HubSpotProperty[] }>();
+
+  const typeOf = (tableRemoteId: string) => {
+    const t = tableRemoteId.trim().toLowerCase();
+    if (!t) throw new ConnectorError('not_found', 'no HubSpot object type', hubspotUserMessage('not_found'));
+    return encodeURIComponent(t);
+  };
+
+  async function describe(type: string, refresh = false): Promise<HubSpotProperty[]> {
+    const known = schemas.get(type);
+    if (known && !refresh && now() - known.at <= SCHEMA_MAX_AGE_MS) return known.properties;
+    const { body } = await client.request<{ results: HubSpotProperty[] }>({
+      method: 'GET',
+      path: `/crm/v3/properties/${typeOf(type)}`,
+    });
+    schemas.set(type, { at: now(), properties: body.results });
+    return body.results;
+  }
+
+  /** The properties a read asks for and turns into fields. */
+  async function readProps(type: string): Promise<{ props: HubSpotProperty[]; names: string[] }> {
+    const all = await describe(type);
+    const wanted = options.properties?.[type];
+    const synced = new Set(hubspotFields(all).map((f) => f.remoteId));
+    const props = all.filter((p) => synced.has(p.name) && (!wanted || wanted.includes(p.name)));
+    const names = props.map((p) => p.name);
+    // Merges are found through hs_merged_object_ids, asked for even when not synced.
+    if (!names.includes('hs_merged_object_ids') && all.some((p) => p.name === 'hs_merged_object_ids'))
+      names.push('hs_merged_object_ids');
+    return { props, names };
+  }
+
+  function toRecord(props: HubSpotProperty[], o: ApiObject, onlyGiven = false): RecordData {
+    const fields: Record<string, CanonicalValue> = {};
+    for (const p of props) {
+      if (onlyGiven && !(p.name in o.properties)) continue;
+      fields[p.name] = toCanonical(p, o.properties[p.name]);
+    }
+    return { id: String(o.id), fields };
+  }
+
+  /** Ids a merged record replaced (its hs_merged_object_ids, other than itself). */
+  function mergedAway(o: ApiObject): string[] {
+    const raw = o.properties.hs_merged_object_ids;
+    if (!raw) return [];
+    return raw.split(';').filter((id) => id !== '' && id !== String(o.id));
+  }
+
+  function serverTime(headers: Headers): number {
+    const t = Date.parse(headers.get('date') ?? '');
+    return Number.isNaN(t) ? now() : t;
+  }
+
+  function failure(err: unknown, existingId?: string): WriteResult {
+    const e =
+      err instanceof ConnectorError
+        ? err
+        : new ConnectorError('transient', String(err), hubspotUserMessage('transient'));
+    return {
+      ok: false,
+      error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage },
+      ...(existingId ? { existingId } : {}),
+    };
+  }
+
+  async function read(tableId: string, cursor: string | null, opts: { pageSize: number }): Promise<ReadPage> {
+    const type = typeOf(tableId);
+    const { props, names } = await readProps(tableId);
+    const want = Math.max(1, opts.pageSize);
+    const c = decode(cursor);
+    const deleted = new Set<string>();
+
+    if (!c || c.mode === 'scan') {
+      const objects: ApiObject[] = [];
+      let after = c?.after;
+      let since = c?.since;
+      do {
+        const res = await client.request<{ results: ApiObject[]; paging?: { next?: { after?: string } } }>({
+          method: 'GET',
+          path: `/crm/v3/objects/${type}`,
+          query: {
+            limit: Math.min(HUBSPOT_MAX_PAGE_SIZE, want - objects.length),
+            properties: names.join(','),
+            archived: 'false',
+            after,
+          },
+        });
+        since ??= serverTime(res.headers) - overlap;
+        objects.push(...res.body.results);
+        after = res.body.paging?.next?.after;
+      } while (after && objects.length < want);
+      for (const o of objects) for (const id of mergedAway(o)) deleted.add(id);
+      const hasMore = after !== undefined;
+      const start = since as number;
+      const next: ReadCursor = hasMore
+        ? { v: 1, mode: 'scan', after, since: start }
+        : { v: 1, mode: 'changes', since: start, next: start, stage: 'search' };
+      return {
+        records: objects.map((o) => toRecord(props, o)),
+        deletedIds: [...deleted],
+        nextCursor: encode(next),
+        hasMore,
+        scanComplete: !c && !hasMore,
+      };
+    }
+
+    // Incremental. An idle cursor (the previous read finished) starts a new read from where that
+    // read began (minus the overlap); an active one continues this read's search or archived listing.
+    let state: ChangesCursor = c.active
+      ? c
+      : { v: 1, mode: 'changes', since: c.next, next: c.next, active: true, stage: 'search' };
+    const fresh = !c.active;
+    const records: RecordData[] = [];
+    const seen = new Set<string>();
+    const lastMod = lastModifiedProperty(tableId);
+    while (state.stage === 'search' && records.length < want) {
+      const from = state.from ?? state.since;
+      const offset = state.after ?? 0;
+      const limit = Math.max(1, Math.min(searchPage, want - records.length, cap - offset));
+      const res = await client.request<{
+        total?: number;
+        results: ApiObject[];
+        paging?: { next?: { after?: string } };
+      }>({
+        method: 'POST',
+        path: `/crm/v3/objects/${type}/search`,
+        body: {
+          filterGroups: [{ filters: [{ propertyName: lastMod, operator: 'GTE', value: String(from) }] }],
+          sorts: [{ propertyName: lastMod, direction: 'ASCENDING' }],
+          properties: [...new Set([...names, lastMod])],
+          limit,
+          after: String(offset),
+        },
+        // A search changes nothing: safe to send again.
+        idempotent: true,
+      });
+      // The first request of a read fixes (by server time) where the next read begins.
+      if (fresh && records.length === 0 && offset === 0 && state.from === undefined)
+        state = { ...state, next: serverTime(res.headers) - overlap };
+      for (const o of res.body.results) {
+        for (const id of mergedAway(o)) deleted.add(id);
+        if (seen.has(String(o.id))) continue;
+        seen.add(String(o.id));
+        records.push(toRecord(props, o));
+      }
+      const nextAfter = res.body.paging?.next?.after;
+      if (nextAfter === undefined || res.body.results.length === 0) {
+        state = { ...state, stage: 'archived', from: undefined, after: undefined };
+        break;
+      }
+      const nextOffset = Number(nextAfter);
+      if (nextOffset >= cap) {
+        // The query would pass HubSpot's 10,000 results: a new query from the last modification time
+        // seen. The records of that millisecond come again (the engine drops what it already has).
+        const lastObject = res.body.results[res.body.results.length - 1] as ApiObject;
+        const t = Date.parse(lastObject.properties[lastMod] ?? '');
+        if (Number.isNaN(t) || t <= from) {
+          throw new ConnectorError(
+            'transient',
+            `HubSpot search: more than ${cap} ${tableId} modified at ${new Date(from).toISOString()}`,
+            'HubSpot holds more changed records with one modification time than its search can list; the sync will retry.',
+          );
+        }
+        state = { ...state, from: t, after: undefined };
+      } else {
+        state = { ...state, after: nextOffset };
+      }
+    }
+
+    let finished = false;
+    if (state.stage === 'archived' && records.length < want) {
+      // The archived listing has no time filter: its pages are walked, keeping what was archived
+      // since this read's lower bound (at most 50 pages a call; the cursor keeps the place).
+      let after = state.archivedAfter;
+      for (let pages = 0; pages < 50; pages++) {
+        const res = await client.request<{ results: ApiObject[]; paging?: { next?: { after?: string } } }>({
+          method: 'GET',
+          path: `/crm/v3/objects/${type}`,
+          query: { limit: HUBSPOT_MAX_PAGE_SIZE, archived: 'true', properties: 'hs_object_id', after },
+        });
+        for (const o of res.body.results) {
+          const at = Date.parse(o.archivedAt ?? o.updatedAt ?? '');
+          if (Number.isNaN(at) || at >= state.since) deleted.add(String(o.id));
+        }
+        after = res.body.paging?.next?.after;
+        if (!after) break;
+      }
+      if (after) state = { ...state, archivedAfter: after };
+      else {
+        finished = true;
+        state = { v: 1, mode: 'changes', since: state.next, next: state.next, stage: 'search' };
+      }
+    }
+    // A record read in this page is not deleted (a restored or re-created id).
+    for (const r of records) deleted.delete(r.id);
+    return {
+      records,
+      deletedIds: [...deleted],
+      nextCursor: encode(state),
+      hasMore: !finished,
+      scanComplete: false,
+    };
+  }
+
+  /** Runs a chunk; a batch HubSpot refuses whole for a value or a duplicate is run item by item. */
+  async function batched<T>(items: T[], run: (chunk: T[]) => Promise<WriteResult[]>): Promise<WriteResult[]> {
+    const out: WriteResult[] = [];
+    for (let i = 0; i < items.length; i += HUBSPOT_BATCH_SIZE) {
+      const chunk = items.slice(i, i + HUBSPOT_BATCH_SIZE);
+      try {
+        out.push(...(await run(chunk)));
+      } catch (err) {
+        const itemLevel =
+          err instanceof ConnectorError && (err.code === 'validation' || err.code === 'not_found');
+        // Rate limits, outages and refused credentials concern the whole run: the runtime retries it.
+        if (!itemLevel) throw err;
+        if (chunk.length === 1) {
+          out.push(failure(err, existingIdOf((err as ConnectorError).message)));
+          continue;
+        }
+        for (const item of chunk) {
+          try {
+            out.push(...(await run([item])));
+          } catch (e) {
+            if (!(e instanceof ConnectorError && (e.code === 'validation' || e.code === 'not_found')))
+              throw e;
+            out.push(failure(e, existingIdOf(e.message)));
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  function propsFor(all: HubSpotProperty[], fields: Record<string, CanonicalValue>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fields)) {
+      const p = all.find((x) => x.name === name);
+      if (!p || isReadOnly(p) || !canonicalType(p)) continue;
+      out[name] = fromCanonical(p, value);
+    }
+    return out;
+  }
+
+  async function batchRead(type: string, ids: string[], names: string[]): Promise<ApiObject[]> {
+    const out: ApiObject[] = [];
+    for (let i = 0; i < ids.length; i += HUBSPOT_BATCH_SIZE) {
+      const chunk = ids.slice(i, i + HUBSPOT_BATCH_SIZE);
+      const res = await client.request<BatchResponse>({
+        method: 'POST',
+        path: `/crm/v3/objects/${type}/batch/read`,
+        body: { inputs: chunk.map((id) => ({ id })), properties: names, propertiesWithHistory: [] },
+        idempotent: true,
+      });
+      out.push(...res.body.results);
+    }
+    return out;
+  }
+
+  async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
+    const type = typeOf(tableId);
+    const all = await describe(tableId);
+    const { props, names } = await readProps(tableId);
+    const results: WriteResult[] = new Array(requests.length);
+    const notFound = (id: string) =>
+      failure(
+        new ConnectorError(
+          'not_found',
+          `HubSpot ${tableId} ${id} not found`,
+          hubspotUserMessage('not_found'),
+        ),
+      );
+
+    let i = 0;
+    while (i < requests.length) {
+      const kind = requests[i]!.kind;
+      let j = i;
+      while (j < requests.length && requests[j]!.kind === kind) j++;
+      const group = requests.slice(i, j).map((r, k) => ({ r, index: i + k }));
+      let groupResults: WriteResult[];
+      if (kind === 'create') {
+        const pending = group.filter(({ r }) => !idempotent.has(r.idempotencyKey));
+        const done = await batched(pending, async (chunk) => {
+          const inputs = chunk.map(({ r }) => ({
+            properties: propsFor(all, (r as Extract<WriteRequest, { kind: 'create' }>).fields),
+          }));
+          // Not idempotent: sent twice it would create twice (HubSpot has no idempotency key).
+          const res = await client.request<BatchResponse>({
+            method: 'POST',
+            path: `/crm/v3/objects/${type}/batch/create`,
+            body: { inputs },
+          });
+          // HubSpot answers a batch create in input order.
+          return res.body.results.map((o, k) => {
+            idempotent.set(chunk[k]!.r.idempotencyKey, String(o.id));
+            return { ok: true as const, remoteId: String(o.id), postImage: toRecord(props, o, true) };
+          });
+        });
+        const byKey = new Map(pending.map(({ r }, k) => [r.idempotencyKey, done[k]!]));
+        const retried = group.filter(({ r }) => !byKey.has(r.idempotencyKey));
+        // A retried create: answered with the record made the first time.
+        const again = new Map<string, ApiObject>();
+        if (retried.length > 0) {
+          const ids = retried.map(({ r }) => idempotent.get(r.idempotencyKey) as string);
+          for (const o of await batchRead(type, ids, names)) again.set(String(o.id), o);
+        }
+        groupResults = group.map(({ r }) => {
+          const fresh = byKey.get(r.idempotencyKey);
+          if (fresh) return fresh;
+          const id = idempotent.get(r.idempotencyKey) as string;
+          const o = again.get(id);
+          return o ? { ok: true as const, remoteId: id, postImage: toRecord(props, o) } : notFound(id);
+        });
+      } else if (kind === 'update') {
+        groupResults = await batched(group, async (chunk) => {
+          const inputs = chunk.map(({ r }) => {
+            const u = r as Extract<WriteRequest, { kind: 'update' }>;
+            return { id: u.remoteId, properties: propsFor(all, u.fields) };
+          });
+          // The same values set twice: safe to retry.
+          const res = await client.request<BatchResponse>({
+            method: 'POST',
+            path: `/crm/v3/objects/${type}/batch/update`,
+            body: { inputs },
+            idempotent: true,
+          });
+          const byId = new Map(res.body.results.map((o) => [String(o.id), o]));
+          const missing = new Set(
+            (res.body.errors ?? []).flatMap((e) => (e.context?.ids as string[] | undefined) ?? []),
+          );
+          const errorFor = (id: string) =>
+            (res.body.errors ?? []).find((e) =>
+              ((e.context?.ids as string[] | undefined) ?? []).includes(id),
+            );
+          // Results HubSpot gave under another id (an update of a merged-away id lands on the merge).
+          const others = res.body.results.filter((o) => !inputs.some((x) => x.id === String(o.id)));
+          return inputs.map(({ id }) => {
+            const o = byId.get(id);
+            if (o) return { ok: true as const, remoteId: id, postImage: toRecord(props, o, true) };
+            if (missing.has(id)) {
+              const e = errorFor(id);
+              return failure(mapHubSpotError(404, e ?? { category: 'OBJECT_NOT_FOUND' }));
+            }
+            const moved = others.shift();
+            return moved
+              ? { ok: true as const, remoteId: id, postImage: toRecord(props, moved, true) }
+              : notFound(id);
+          });
+        });
+      } else {
+        groupResults = await batched(group, async (chunk) => {
+          // Archiving an unknown or already archived id is a 204 as well: replays are harmless.
+          await client.request({
+            method: 'POST',
+            path: `/crm/v3/objects/${type}/batch/archive`,
+            body: {
+              inputs: chunk.map(({ r }) => ({
+                id: (r as Extract<WriteRequest, { kind: 'delete' }>).remoteId,
+              })),
+            },
+            idempotent: true,
+          });
+          return chunk.map(({ r }) => ({
+            ok: true as const,
+            remoteId: (r as Extract<WriteRequest, { kind: 'delete' }>).remoteId,
+            postImage: null,
+          }));
+        });
+      }
+      for (const [k, g] of group.entries()) results[g.index] = groupResults[k]!;
+      i = j;
+    }
+    return results;
+  }
+
+  return {
+    capabilities: HUBSPOT_CAPABILITIES,
+    client,
+    describe,
+    async fieldsOf(type) {
+      return hubspotFields(await describe(type));
+    },
+    read,
+    write,
+    async readRecords(tableId, ids) {
+      if (ids.length === 0) return [];
+      const { props, names } = await readProps(tableId);
+      const objects = await batchRead(typeOf(tableId), [...new Set(ids)], names);
+      // A merged-away id resolves to the merge: only the records asked for by their own id.
+      const wanted = new Set(ids);
+      return objects.filter((o) => wanted.has(String(o.id))).map((o) => toRecord(props, o));
+    },
+  };
+}
