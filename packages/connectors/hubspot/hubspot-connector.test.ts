@@ -47,7 +47,10 @@ function recordFetch() {
     });
     return original(input, init);
   }) as typeof fetch;
-  return { sent, restore: () => void (globalThis.fetch = original) };
+  const restore = () => {
+    globalThis.fetch = original;
+  };
+  return { sent, restore };
 }
 
 runConformanceSuite('HubSpot (simulator)', async () => {
@@ -404,7 +407,11 @@ describe('HubSpot client pacing and limits', () => {
   });
 
   it('paces its own requests under the burst limit: no 429 from the simulator', async () => {
-    const sim = await startHubSpotSimulator({ idSeed: 4, rateLimit: { perTenSeconds: 5 }, seed: { contacts: 5 } });
+    const sim = await startHubSpotSimulator({
+      idSeed: 4,
+      rateLimit: { perTenSeconds: 5 },
+      seed: { contacts: 5 },
+    });
     try {
       const connector = createHubSpotConnector({ token: sim.token, baseUrl: sim.url, perTenSeconds: 5 });
       const started = Date.now();
