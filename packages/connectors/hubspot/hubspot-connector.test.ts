@@ -207,6 +207,55 @@ describe('HubSpot connector against the simulator', () => {
     }
   });
 
+  it('refuses an update or delete of a record edited since it was read (version_conflict with its current values)', async () => {
+    const [x, y] = sim.crm!.contacts.slice(20, 22) as [string, string];
+    const before = (await connector.readRecords('contacts', [x, y])).map((r) => r.fields.firstname);
+    sim.mutate('contacts', x, { firstname: 'Edited in HubSpot meanwhile' });
+    sim.mutate('contacts', y, { firstname: 'Also edited meanwhile' });
+    const results = await connector.write('contacts', [
+      {
+        kind: 'update',
+        remoteId: x,
+        fields: { firstname: 'From the other side' },
+        expected: { firstname: before[0] ?? null },
+        idempotencyKey: 'stale-1',
+      },
+    ]);
+    const r = results[0]!;
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe('version_conflict');
+      expect(r.current?.fields.firstname).toBe('Edited in HubSpot meanwhile');
+    }
+    expect(sim.state.get('contacts', x)!.properties.get('firstname')).toBe('Edited in HubSpot meanwhile');
+    // As expected: written.
+    const [ok] = await connector.write('contacts', [
+      {
+        kind: 'update',
+        remoteId: x,
+        fields: { firstname: 'Now it lands' },
+        expected: { firstname: 'Edited in HubSpot meanwhile' },
+        idempotencyKey: 'stale-2',
+      },
+    ]);
+    expect(ok?.ok).toBe(true);
+    const [spared] = await connector.write('contacts', [
+      { kind: 'delete', remoteId: y, expected: { firstname: before[1] ?? null }, idempotencyKey: 'stale-3' },
+    ]);
+    expect(spared?.ok).toBe(false);
+    expect(sim.state.get('contacts', y)).toBeDefined();
+  });
+
+  it('does not archive the merged record when asked to delete an id merged away', async () => {
+    const [p, q] = sim.crm!.contacts.slice(30, 32) as [string, string];
+    const merged = sim.merge('contacts', p, q);
+    const [r] = await connector.write('contacts', [
+      { kind: 'delete', remoteId: q, idempotencyKey: 'merged-del' },
+    ]);
+    expect(r?.ok).toBe(true);
+    expect(sim.state.get('contacts', merged.id)).toBeDefined();
+  });
+
   it('converts values both ways: numbers, booleans, dates, datetimes, selects and multi-selects', async () => {
     const client = connector.client;
     await client.request({

@@ -26,6 +26,7 @@ import {
   type CanonicalValue,
   normalizeValue,
   type RecordData,
+  valuesEqual,
 } from '@lockstep/engine';
 import {
   type Capabilities,
@@ -530,6 +531,61 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     return out;
   }
 
+  /**
+   * HubSpot has no conditional update: right before an update or delete batch, the records with
+   * `expected` values are read by id (batch/read, which does not lag like search) and compared. A
+   * record changed since Lockstep read it (or gone) answers `version_conflict` with what it holds
+   * now, and is not written; the runtime reconciles it again. What is left is the time between this
+   * read and the write (milliseconds), not the search index's lag.
+   */
+  async function changedSince(
+    type: string,
+    all: HubSpotProperty[],
+    props: HubSpotProperty[],
+    names: string[],
+    items: { id: string; expected?: Record<string, CanonicalValue> }[],
+    every = false,
+  ): Promise<{ changed: Map<string, RecordData | null>; present: Set<string> }> {
+    const checked = items.filter((x) => x.expected && Object.keys(x.expected).length > 0);
+    const out = new Map<string, RecordData | null>();
+    const toRead = every ? items : checked;
+    if (toRead.length === 0) return { changed: out, present: new Set() };
+    const wanted = [...new Set([...names, ...checked.flatMap((x) => Object.keys(x.expected ?? {}))])];
+    const objects = await batchRead(type, [...new Set(toRead.map((x) => x.id))], wanted);
+    const byId = new Map(objects.map((o) => [String(o.id), o]));
+    for (const x of checked) {
+      const o = byId.get(x.id);
+      // Not found under its own id: archived, or merged into another record.
+      if (!o) {
+        out.set(x.id, null);
+        continue;
+      }
+      for (const [name, expected] of Object.entries(x.expected ?? {})) {
+        const p = all.find((q) => q.name === name);
+        const type_ = p && canonicalType(p);
+        if (!p || !type_) continue;
+        const want = normalizeValue(type_, expected ?? null);
+        if (!want.ok || !valuesEqual(want.value, toCanonical(p, o.properties[name]))) {
+          out.set(x.id, toRecord(props, o));
+          break;
+        }
+      }
+    }
+    return { changed: out, present: new Set(byId.keys()) };
+  }
+
+  function conflict(tableId: string, id: string, current: RecordData | null): WriteResult {
+    return {
+      ok: false,
+      error: {
+        code: 'version_conflict',
+        message: `HubSpot ${tableId} ${id} changed since it was read`,
+        userFacingMessage: 'The HubSpot record changed at the same time; Lockstep compares it again.',
+      },
+      current,
+    };
+  }
+
   async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
     const type = typeOf(tableId);
     const all = await describe(tableId);
@@ -585,11 +641,29 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
           return o ? { ok: true as const, remoteId: id, postImage: toRecord(props, o) } : notFound(id);
         });
       } else if (kind === 'update') {
-        groupResults = await batched(group, async (chunk) => {
+        groupResults = await batched(group, async (whole) => {
+          const { changed: stale } = await changedSince(
+            type,
+            all,
+            props,
+            names,
+            whole.map(({ r }) => {
+              const u = r as Extract<WriteRequest, { kind: 'update' }>;
+              return { id: u.remoteId, ...(u.expected ? { expected: u.expected } : {}) };
+            }),
+          );
+          const chunk = whole.filter(
+            ({ r }) => !stale.has((r as Extract<WriteRequest, { kind: 'update' }>).remoteId),
+          );
           const inputs = chunk.map(({ r }) => {
             const u = r as Extract<WriteRequest, { kind: 'update' }>;
             return { id: u.remoteId, properties: propsFor(all, u.fields) };
           });
+          if (inputs.length === 0)
+            return whole.map(({ r }) => {
+              const id = (r as Extract<WriteRequest, { kind: 'update' }>).remoteId;
+              return conflict(tableId, id, stale.get(id) ?? null);
+            });
           // The same values set twice: safe to retry.
           const res = await client.request<BatchResponse>({
             method: 'POST',
@@ -607,7 +681,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
             );
           // Results HubSpot gave under another id (an update of a merged-away id lands on the merge).
           const others = res.body.results.filter((o) => !inputs.some((x) => x.id === String(o.id)));
-          return inputs.map(({ id }) => {
+          const written = inputs.map(({ id }): WriteResult => {
             const o = byId.get(id);
             if (o) return { ok: true as const, remoteId: id, postImage: toRecord(props, o, true) };
             if (missing.has(id)) {
@@ -619,25 +693,47 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
               ? { ok: true as const, remoteId: id, postImage: toRecord(props, moved, true) }
               : notFound(id);
           });
+          return whole.map(({ r }) => {
+            const id = (r as Extract<WriteRequest, { kind: 'update' }>).remoteId;
+            return stale.has(id)
+              ? conflict(tableId, id, stale.get(id) ?? null)
+              : (written.shift() as WriteResult);
+          });
         });
       } else {
-        groupResults = await batched(group, async (chunk) => {
-          // Archiving an unknown or already archived id is a 204 as well: replays are harmless.
-          await client.request({
-            method: 'POST',
-            path: `/crm/v3/objects/${type}/batch/archive`,
-            body: {
-              inputs: chunk.map(({ r }) => ({
-                id: (r as Extract<WriteRequest, { kind: 'delete' }>).remoteId,
-              })),
-            },
-            idempotent: true,
+        groupResults = await batched(group, async (whole) => {
+          const del = (r: WriteRequest) => r as Extract<WriteRequest, { kind: 'delete' }>;
+          // Every id is read first: one gone already (archived, or merged into another record, whose
+          // id a write would land on) is not archived again; one edited since it was read is spared.
+          const { changed, present } = await changedSince(
+            type,
+            all,
+            props,
+            names,
+            whole.map(({ r }) => ({
+              id: del(r).remoteId,
+              ...(del(r).expected ? { expected: del(r).expected } : {}),
+            })),
+            true,
+          );
+          const spared = new Set([...changed].filter(([, current]) => current !== null).map(([id]) => id));
+          const archive = whole.filter(
+            ({ r }) => present.has(del(r).remoteId) && !spared.has(del(r).remoteId),
+          );
+          if (archive.length > 0)
+            await client.request({
+              method: 'POST',
+              path: `/crm/v3/objects/${type}/batch/archive`,
+              body: { inputs: archive.map(({ r }) => ({ id: del(r).remoteId })) },
+              // Archiving an already archived id is a 204 as well: replays are harmless.
+              idempotent: true,
+            });
+          return whole.map(({ r }) => {
+            const id = del(r).remoteId;
+            return spared.has(id)
+              ? conflict(tableId, id, changed.get(id) ?? null)
+              : { ok: true as const, remoteId: id, postImage: null };
           });
-          return chunk.map(({ r }) => ({
-            ok: true as const,
-            remoteId: (r as Extract<WriteRequest, { kind: 'delete' }>).remoteId,
-            postImage: null,
-          }));
         });
       }
       for (const [k, g] of group.entries()) results[g.index] = groupResults[k]!;
