@@ -497,3 +497,46 @@ describe('HubSpot value conversion', () => {
     expect(fromCanonical(prop('string', 'text'), null)).toBe('');
   });
 });
+
+describe('HubSpot port (REST side)', () => {
+  it('checks the token, lists the account as the one base, discovers the object types it may read', async () => {
+    const sim = await startHubSpotSimulator({
+      idSeed: 5,
+      portalId: 777,
+      tokens: [
+        {
+          token: 'pat-na1-contacts-only',
+          scopes: ['crm.objects.contacts.read', 'crm.objects.contacts.write', 'crm.schemas.contacts.read'],
+        },
+        { token: 'pat-na1-nothing', scopes: [] },
+      ],
+    });
+    try {
+      const port = createHubSpotPort({ apiUrl: sim.url, client: { perTenSeconds: 0 } });
+      await expect(port.check({ accessToken: sim.token })).resolves.toEqual({ accountEmail: null });
+      expect(await port.listBases({ accessToken: sim.token })).toEqual([
+        { remoteId: '777', name: 'HubSpot account 777' },
+      ]);
+      const all = await port.discoverSchema({ accessToken: sim.token }, '777');
+      expect(all.map((t) => t.remoteId)).toEqual(['contacts', 'companies', 'deals']);
+      const deals = all.find((t) => t.remoteId === 'deals')!;
+      expect(deals.fields.find((f) => f.remoteId === 'dealstage')).toMatchObject({
+        fieldType: 'single_select',
+        options: { choices: expect.arrayContaining(['closedwon']) },
+      });
+      expect(deals.fields.find((f) => f.remoteId === 'hs_lastmodifieddate')?.readOnly).toBe(true);
+      const some = await port.discoverSchema({ accessToken: 'pat-na1-contacts-only' }, '777');
+      expect(some.map((t) => t.remoteId)).toEqual(['contacts']);
+      await expect(port.discoverSchema({ accessToken: 'pat-na1-nothing' }, '777')).rejects.toMatchObject({
+        code: 'permission_denied',
+        userFacingMessage: expect.stringMatching(/crm\.schemas\.\w+\.read/),
+      });
+      await expect(port.check({ accessToken: 'pat-na1-unknown' })).rejects.toMatchObject({
+        code: 'auth_invalid',
+      });
+      await expect(port.check({})).rejects.toMatchObject({ code: 'auth_invalid' });
+    } finally {
+      await sim.close();
+    }
+  });
+});
