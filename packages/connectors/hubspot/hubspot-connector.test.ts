@@ -540,3 +540,43 @@ describe('HubSpot port (REST side)', () => {
     }
   });
 });
+
+describe('HubSpot batch create results out of order', () => {
+  it('gives each create the record that holds its values', async () => {
+    const sim = await startHubSpotSimulator({ idSeed: 6, rateLimit: false, seed: false });
+    try {
+      const connector = connectorFor(sim);
+      await connector.describe('contacts');
+      // A proxy in front of the client reverses HubSpot's results (HubSpot does not promise their order).
+      const original = globalThis.fetch;
+      globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+        const res = await original(input, init);
+        if (!String(input).endsWith('/batch/create')) return res;
+        const body = (await res.json()) as { results: unknown[] };
+        body.results.reverse();
+        return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
+      }) as typeof fetch;
+      let results: Awaited<ReturnType<typeof connector.write>>;
+      try {
+        results = await connector.write(
+          'contacts',
+          ['a', 'b', 'c'].map((x) => ({
+            kind: 'create' as const,
+            fields: { email: `${x}@order.example`, firstname: x.toUpperCase() },
+            idempotencyKey: `order-${x}`,
+          })),
+        );
+      } finally {
+        globalThis.fetch = original;
+      }
+      for (const [k, x] of ['a', 'b', 'c'].entries()) {
+        const r = results[k]!;
+        if (!r.ok) throw new Error(JSON.stringify(r));
+        expect(sim.state.get('contacts', r.remoteId)!.properties.get('email')).toBe(`${x}@order.example`);
+        expect(r.postImage?.fields.firstname).toBe(x.toUpperCase());
+      }
+    } finally {
+      await sim.close();
+    }
+  });
+});

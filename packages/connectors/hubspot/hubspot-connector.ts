@@ -516,6 +516,39 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     return out;
   }
 
+  /** The created object for each input (by the values it holds), in input order. */
+  function matchCreated(
+    all: HubSpotProperty[],
+    inputs: { properties: Record<string, string> }[],
+    results: ApiObject[],
+  ): (ApiObject | undefined)[] {
+    const holds = (input: { properties: Record<string, string> }, o: ApiObject) =>
+      Object.entries(input.properties).every(([name, sent]) => {
+        const p = all.find((q) => q.name === name);
+        if (!p || !(name in o.properties)) return true;
+        return valuesEqual(toCanonical(p, sent), toCanonical(p, o.properties[name]));
+      });
+    const left = [...results];
+    const out: (ApiObject | undefined)[] = inputs.map(() => undefined);
+    inputs.forEach((input, k) => {
+      const same = results[k];
+      if (same && left.includes(same) && holds(input, same)) {
+        out[k] = same;
+        left.splice(left.indexOf(same), 1);
+      }
+    });
+    inputs.forEach((input, k) => {
+      if (out[k]) return;
+      const at = left.findIndex((o) => holds(input, o));
+      if (at >= 0) out[k] = left.splice(at, 1)[0];
+    });
+    // What HubSpot normalised beyond recognition goes by position among the rest.
+    inputs.forEach((_, k) => {
+      if (!out[k]) out[k] = left.shift();
+    });
+    return out;
+  }
+
   async function batchRead(type: string, ids: string[], names: string[]): Promise<ApiObject[]> {
     const out: ApiObject[] = [];
     for (let i = 0; i < ids.length; i += HUBSPOT_BATCH_SIZE) {
@@ -619,9 +652,13 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
             path: `/crm/v3/objects/${type}/batch/create`,
             body: { inputs },
           });
-          // HubSpot answers a batch create in input order.
-          return res.body.results.map((o, k) => {
-            idempotent.set(chunk[k]!.r.idempotencyKey, String(o.id));
+          // HubSpot does not promise its results in input order: each result goes to the input whose
+          // values it holds (the one at its own position first; identical inputs are interchangeable).
+          const order = matchCreated(all, inputs, res.body.results);
+          return chunk.map(({ r }, k) => {
+            const o = order[k];
+            if (!o) return notFound(`(create ${k + 1} of ${chunk.length})`);
+            idempotent.set(r.idempotencyKey, String(o.id));
             return { ok: true as const, remoteId: String(o.id), postImage: toRecord(props, o, true) };
           });
         });
