@@ -411,11 +411,27 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       // The first request of a read fixes (by server time) where the next read begins.
       if (fresh && records.length === 0 && offset === 0 && state.from === undefined)
         state = { ...state, next: serverTime(res.headers) - overlap };
+      // Search answers from its lagging index: a record written in the last seconds can come back
+      // with its previous values (Lockstep's own write undone, to the engine's eyes). The values are
+      // read live by id (batch/read); an id no longer there under its own id (archived, merged) is
+      // left to the archived listing and the merge's hs_merged_object_ids.
+      const unseen = res.body.results.filter((o) => !seen.has(String(o.id)));
+      const live = new Map(
+        (
+          await batchRead(
+            type,
+            unseen.map((o) => String(o.id)),
+            names,
+          )
+        ).map((o) => [String(o.id), o]),
+      );
       for (const o of res.body.results) {
         for (const id of mergedAway(o)) deleted.add(id);
-        if (seen.has(String(o.id))) continue;
+        const now_ = live.get(String(o.id));
+        if (!now_ || seen.has(String(o.id))) continue;
         seen.add(String(o.id));
-        records.push(toRecord(props, o));
+        for (const id of mergedAway(now_)) deleted.add(id);
+        records.push(toRecord(props, now_));
       }
       const nextAfter = res.body.paging?.next?.after;
       if (nextAfter === undefined || res.body.results.length === 0) {
@@ -551,6 +567,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
 
   async function batchRead(type: string, ids: string[], names: string[]): Promise<ApiObject[]> {
     const out: ApiObject[] = [];
+    if (ids.length === 0) return out;
     for (let i = 0; i < ids.length; i += HUBSPOT_BATCH_SIZE) {
       const chunk = ids.slice(i, i + HUBSPOT_BATCH_SIZE);
       const res = await client.request<BatchResponse>({
