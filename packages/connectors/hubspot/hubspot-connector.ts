@@ -7,7 +7,8 @@
  *   `POST /crm/v3/objects/{type}/search` filtered on the last-modified property GTE the start of the
  *   previous read minus an overlap (30 s: the search index lags writes by seconds; the engine drops the
  *   re-read echoes), sorted ascending. Before a search would pass HubSpot's 10,000-result cap it starts
- *   a new search from the last modification time it saw (never stopping silently).
+ *   a new search from the last modification time it saw (never stopping silently). The records a
+ *   search finds are read live by id (`batch/read`): the index can hold a record's older values.
  * - deletes: HubSpot archives. At the end of an incremental read the archived listing
  *   (`GET ...?archived=true`, paged) gives the ids archived since the previous read started (minus the
  *   overlap), reported as `deletedIds`. A merge leaves the merged ids gone and makes a new record whose
@@ -18,7 +19,8 @@
  *   HubSpot refuses whole (a bad value, a duplicate email) is retried item by item for per-item
  *   results; a duplicate email on create answers `existingId` so the runtime links the records.
  *   Creates are idempotent within the process (a map of idempotency keys): HubSpot has no
- *   idempotency key on create. There is no conditional update: `expected` is ignored.
+ *   idempotency key on create. HubSpot has no conditional update: updates and deletes with `expected`
+ *   are checked against a read by id right before the batch (see changedSince).
  */
 
 import {
