@@ -399,6 +399,39 @@ describe('HubSpot connector against the simulator', () => {
   });
 });
 
+describe('HubSpot incremental read over several pages', () => {
+  it('loses nothing when a record read on an earlier page is edited before the next page', async () => {
+    const clock = new ManualClock();
+    const sim = await startHubSpotSimulator({
+      clock,
+      idSeed: 8,
+      seed: false,
+      rateLimit: false,
+      searchLagMs: 0,
+    });
+    try {
+      const connector = connectorFor(sim);
+      const scan = await readAll(connector, 'contacts', null, 100);
+      clock.advance(1_000);
+      const ids = Array.from({ length: 10 }, (_, i) => {
+        clock.advance(10);
+        return sim.create('contacts', { email: `p${i}@pages.example` }).id;
+      });
+      clock.advance(60_000);
+      const first = await connector.read('contacts', scan.cursor, { pageSize: 3 });
+      expect(first.records.map((r) => r.id)).toEqual(ids.slice(0, 3));
+      expect(first.hasMore).toBe(true);
+      // Edited between two pages of one read: it moves to the end of the ordering.
+      sim.mutate('contacts', ids[1] as string, { firstname: 'Moved' });
+      const rest = await readAll(connector, 'contacts', first.nextCursor, 3);
+      const all = new Set([...first.records, ...rest.records].map((r) => r.id));
+      for (const id of ids) expect(all.has(id), id).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('HubSpot search past 10,000 results', () => {
   it('continues with a new search from the last modification time seen, reading every change once', async () => {
     const clock = new ManualClock();

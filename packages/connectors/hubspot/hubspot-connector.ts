@@ -6,8 +6,9 @@
  *   of the schema the connector discovers, at most a minute old); afterwards incremental reads with
  *   `POST /crm/v3/objects/{type}/search` filtered on the last-modified property GTE the start of the
  *   previous read minus an overlap (30 s: the search index lags writes by seconds; the engine drops the
- *   re-read echoes), sorted ascending. Before a search would pass HubSpot's 10,000-result cap it starts
- *   a new search from the last modification time it saw (never stopping silently). The records a
+ *   re-read echoes), sorted ascending, paged by keyset: each next query starts from the last
+ *   modification time seen, so none passes HubSpot's 10,000-result cap (never stopping silently)
+ *   and an edit during the read does not shift a record out of reach. The records a
  *   search finds are read live by id (`batch/read`): the index can hold a record's older values.
  * - deletes: HubSpot archives. At the end of an incremental read the archived listing
  *   (`GET ...?archived=true`, paged) gives the ids archived since the previous read started (minus the
@@ -159,9 +160,9 @@ type ChangesCursor = {
   /** A read is under way (its search or archived listing continues on the next page). */
   active?: true;
   stage: 'search' | 'archived';
-  /** Where the current search query starts (a continuation past the 10,000 cap moves it on). */
+  /** Where the current search query starts: the last modification time the previous page reached. */
   from?: number;
-  /** Offset into the current search query. */
+  /** How many records of the query's first millisecond were read already (they sort first). */
   after?: number;
   /** Paging of the archived listing. */
   archivedAfter?: string;
@@ -440,23 +441,25 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         state = { ...state, stage: 'archived', from: undefined, after: undefined };
         break;
       }
-      const nextOffset = Number(nextAfter);
-      if (nextOffset >= cap) {
-        // The query would pass HubSpot's 10,000 results: a new query from the last modification time
-        // seen. The records of that millisecond come again (the engine drops what it already has).
-        const lastObject = res.body.results[res.body.results.length - 1] as ApiObject;
-        const t = Date.parse(lastObject.properties[lastMod] ?? '');
-        if (Number.isNaN(t) || t <= from) {
-          throw new ConnectorError(
-            'transient',
-            `HubSpot search: more than ${cap} ${tableId} modified at ${new Date(from).toISOString()}`,
-            'HubSpot holds more changed records with one modification time than its search can list; the sync will retry.',
-          );
-        }
-        state = { ...state, from: t, after: undefined };
-      } else {
-        state = { ...state, after: nextOffset };
+      // Keyset paging: the next query starts at the last modification time this page reached and
+      // skips the records of that millisecond it already gave (they sort first in it). An offset
+      // into one long query would slip when a record read earlier is edited (it moves to the end
+      // and the rest shift down by one), and no query may pass HubSpot's 10,000 results.
+      const times = res.body.results.map((o) => Date.parse(o.properties[lastMod] ?? ''));
+      const last = times[times.length - 1] as number;
+      const skip = Number.isNaN(last)
+        ? Number(nextAfter)
+        : last === from
+          ? offset + res.body.results.length
+          : times.filter((t) => t === last).length;
+      if (skip >= cap) {
+        throw new ConnectorError(
+          'transient',
+          `HubSpot search: more than ${cap} ${tableId} modified at ${new Date(from).toISOString()}`,
+          'HubSpot holds more changed records with one modification time than its search can list; the sync will retry.',
+        );
       }
+      state = Number.isNaN(last) ? { ...state, after: skip } : { ...state, from: last, after: skip };
     }
 
     let finished = false;
