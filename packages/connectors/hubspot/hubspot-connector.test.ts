@@ -399,6 +399,28 @@ describe('HubSpot connector against the simulator', () => {
   });
 });
 
+describe('HubSpot scan of a portal with many properties', () => {
+  it('lists the ids and reads the records by id when the property list would make the URL too long', async () => {
+    const sim = await startHubSpotSimulator({ idSeed: 9, rateLimit: false, seed: { contacts: 7 } });
+    try {
+      const connector = connectorFor(sim, { maxUrlProperties: 10 });
+      const rec = recordFetch();
+      const { records } = await readAll(connector, 'contacts', null, 3).finally(rec.restore);
+      expect(records).toHaveLength(7);
+      const one = sim.state.get('contacts', records[0]!.id)!;
+      expect(records[0]!.fields).toMatchObject({
+        email: one.properties.get('email'),
+        firstname: one.properties.get('firstname'),
+      });
+      for (const e of rec.sent.filter((x) => x.url.pathname === '/crm/v3/objects/contacts'))
+        expect(e.url.searchParams.get('properties')).toBe('hs_object_id');
+      expect(rec.sent.filter((x) => x.url.pathname.endsWith('/batch/read')).length).toBe(3);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('HubSpot incremental read over several pages', () => {
   it('loses nothing when a record read on an earlier page is edited before the next page', async () => {
     const clock = new ManualClock();

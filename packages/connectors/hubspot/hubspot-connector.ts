@@ -217,6 +217,8 @@ export type HubSpotConnectorOptions = Omit<HubSpotClientOptions, 'token'> & {
   overlapMs?: number;
   /** HubSpot's 10,000 search results (lower in tests of the continuation). */
   searchResultCap?: number;
+  /** Past this many characters of property names a scan page is read by id (POST) instead (3,000). */
+  maxUrlProperties?: number;
   /** Search page size (HubSpot's maximum, 200). */
   searchPageSize?: number;
   now?: () => number;
@@ -274,6 +276,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
   const overlap = options.overlapMs ?? HUBSPOT_READ_OVERLAP_MS;
   const cap = options.searchResultCap ?? HUBSPOT_SEARCH_RESULT_CAP;
   const searchPage = Math.max(1, Math.min(options.searchPageSize ?? HUBSPOT_SEARCH_PAGE_SIZE, 200));
+  const maxUrlProperties = options.maxUrlProperties ?? 3_000;
   const idempotent = new Map<string, string>();
   const schemas = new Map<string, { at: number; properties: HubSpotProperty[] }>();
 
@@ -351,19 +354,37 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       const objects: ApiObject[] = [];
       let after = c?.after;
       let since = c?.since;
+      // Portals with hundreds of properties make a URL too long to send: the page's ids are then
+      // listed alone and its records read by id with the properties in a POST body.
+      const byId = names.join(',').length > maxUrlProperties;
       do {
         const res = await client.request<{ results: ApiObject[]; paging?: { next?: { after?: string } } }>({
           method: 'GET',
           path: `/crm/v3/objects/${type}`,
           query: {
             limit: Math.min(HUBSPOT_MAX_PAGE_SIZE, want - objects.length),
-            properties: names.join(','),
+            properties: byId ? 'hs_object_id' : names.join(','),
             archived: 'false',
             after,
           },
         });
         since ??= serverTime(res.headers) - overlap;
-        objects.push(...res.body.results);
+        if (byId) {
+          const live = new Map(
+            (
+              await batchRead(
+                type,
+                res.body.results.map((o) => String(o.id)),
+                names,
+              )
+            ).map((o) => [String(o.id), o]),
+          );
+          // One archived or merged between the two requests is left out (the next read reports it).
+          for (const o of res.body.results) {
+            const l = live.get(String(o.id));
+            if (l) objects.push(l);
+          }
+        } else objects.push(...res.body.results);
         after = res.body.paging?.next?.after;
       } while (after && objects.length < want);
       for (const o of objects) for (const id of mergedAway(o)) deleted.add(id);
