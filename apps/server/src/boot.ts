@@ -127,12 +127,14 @@ export async function boot(
     // Read from ctx at each use: tests point a booted app's embedded databases elsewhere.
     const resolveItems = (items: Record<string, string>) =>
       resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
+    const hubspot = { apiUrl: config.hubspot.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
         resolveItems,
         supabase: { rootCa: config.supabase.rootCa },
         airtable: { ...airtable, pool },
+        hubspot: { ...hubspot, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -158,6 +160,7 @@ export async function boot(
         postgresTimeouts: config.postgresTimeouts,
         supabase: config.supabase,
         airtable: { ...airtable, pool },
+        hubspot: { ...hubspot, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

@@ -1,6 +1,7 @@
 import { ConnectorError } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
+import { createHubSpotPort, type HubSpotSettings } from '@lockstep/connectors/hubspot';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
 import {
   assertPostgresqlHostAllowed,
@@ -141,6 +142,17 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
   };
 };
 
+/** HubSpot: a private app token (no OAuth yet); the API host is the server's (LOCKSTEP_HUBSPOT_API_URL). */
+const hubspot = (settings: HubSpotSettings): ConnectorPort => {
+  const port = createHubSpotPort(settings);
+  return {
+    type: 'hubspot',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
 /**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
@@ -198,6 +210,7 @@ export function createConnectorRegistry(options: {
     rootCa?: string | undefined;
   };
   airtable?: AirtableSettings;
+  hubspot?: HubSpotSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -224,6 +237,7 @@ export function createConnectorRegistry(options: {
       }),
     ],
     ['airtable', airtable({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.airtable })],
+    ['hubspot', hubspot(options.hubspot ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

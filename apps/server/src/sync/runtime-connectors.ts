@@ -4,6 +4,7 @@ import {
   createGoogleSheetsRuntimeConnector,
   type GoogleSheetsSettings,
 } from '@lockstep/connectors/google-sheets';
+import { createHubSpotRuntimeConnector, type HubSpotSettings } from '@lockstep/connectors/hubspot';
 import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
 import {
   createPostgresqlConnector,
@@ -88,10 +89,20 @@ export function googleSheetsRuntimeFactory(settings: GoogleSheetsSettings): Fact
   return cachedFactory((secrets, save) => createGoogleSheetsRuntimeConnector(settings, secrets, save));
 }
 
+/**
+ * HubSpot in runs: a private app token per connection; the 100 requests per 10 s per token shared
+ * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
+ * and its property cache last across a run's chunks.
+ */
+export function hubspotRuntimeFactory(settings: HubSpotSettings): Factory {
+  return cachedFactory((secrets) => createHubSpotRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
     airtable?: AirtableSettings;
+    hubspot?: HubSpotSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -126,6 +137,7 @@ export function createRuntimeConnectors(
         errors: SUPABASE_DATABASE_ERRORS,
       }),
     airtable: airtableRuntimeFactory(options.airtable ?? {}),
+    hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

@@ -286,9 +286,21 @@ describe('search', () => {
     expect(last.status).toBe(200);
     expect(last.body.total).toBe(10_100);
     expect(last.body.paging?.next?.after).toBe('10000');
+    // A page that would cross the cap ends at it: no query gives more than 10,000 results.
+    const crossing = await post(sim, '/crm/v3/objects/deals/search', { limit: 200, after: '9900' });
+    expect(crossing.body.results).toHaveLength(100);
+    expect(crossing.body.paging?.next?.after).toBe('10000');
     const beyond = await post(sim, '/crm/v3/objects/deals/search', { limit: 200, after: '10000' });
     expect(beyond.status).toBe(400);
     expect(beyond.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+  });
+
+  it('tells the account (portal) of the token: GET /account-info/v3/details', async () => {
+    const sim = await start({ portalId: 4242 });
+    const res = await call(sim, '/account-info/v3/details');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ portalId: 4242, uiDomain: 'app.hubspot.com' });
+    expect((await call(sim, '/account-info/v3/details', { token: 'nope' })).status).toBe(401);
   });
 
   it('lags writes by searchLagMs: new objects and new values show only afterwards', async () => {

@@ -359,6 +359,28 @@ export async function startHubSpotServer(
       }
       return undefined;
     }
+    // /account-info/v3/details: the portal the token belongs to (any valid token may ask).
+    if (
+      p[0] === 'account-info' &&
+      p[1] === 'v3' &&
+      p[2] === 'details' &&
+      p.length === 3 &&
+      method === 'GET'
+    ) {
+      return route([], () =>
+        json(200, {
+          portalId: state.portalId,
+          accountType: 'STANDARD',
+          timeZone: 'US/Eastern',
+          companyCurrency: 'USD',
+          additionalCurrencies: [],
+          utcOffset: '-05:00',
+          utcOffsetMilliseconds: -18_000_000,
+          uiDomain: 'app.hubspot.com',
+          dataHostingLocation: 'na1',
+        }),
+      );
+    }
     // /crm/v3/properties/{type}[/{name}]
     if (p[0] === 'crm' && p[1] === 'v3' && p[2] === 'properties' && p[3] !== undefined) {
       const type = objectType(p[3]);

@@ -193,8 +193,9 @@ export function runSearch(
   }
   sortHits(state, type, hits, body.sorts?.[0]);
 
-  const page = hits.slice(after, after + limit);
-  const nextOffset = after + limit;
+  // A query gives at most SEARCH_RESULT_CAP results, however the pages fall.
+  const nextOffset = Math.min(after + limit, SEARCH_RESULT_CAP);
+  const page = hits.slice(after, nextOffset);
   return {
     total: hits.length,
     hits: page,
