@@ -123,10 +123,13 @@ async function createSync(prefix: string, matchOnName: boolean) {
   return core.id as string;
 }
 
+const previewIds = new Map<string, string>();
+
 async function preview(coreBaseId: string) {
   const created = await post('/rest/sync-preview/create', { coreBaseId });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json().id as string;
+  previewIds.set(coreBaseId, id);
   let p: { status: string } = { status: '' };
   for (let i = 0; i < 200 && !['in_review', 'planning_problem'].includes(p.status); i++) {
     await new Promise((r) => setTimeout(r, 100));
@@ -146,6 +149,29 @@ describe('preview of a table pair without a match field', () => {
           '3 of 4 company names also exist in organisations: pick a match field or they will be duplicated.',
       }),
     ]);
+  });
+
+  it('says nothing of records already linked: previewed again after the first sync, they are pairs', async () => {
+    const coreBaseId = await createSync('linked', false);
+    expect((await preview(coreBaseId)).problems).toHaveLength(1);
+    // Applied as it is (the user chose to): every record is created on the other side and linked.
+    const id = previewIds.get(coreBaseId) as string;
+    const applying = await t.app.inject({
+      method: 'PATCH',
+      url: `/rest/sync-preview/${id}`,
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      payload: { status: 'applying' },
+    });
+    expect(applying.statusCode, applying.body).toBe(200);
+    let status = '';
+    for (let i = 0; i < 300 && status !== 'done'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await get(`/rest/sync-preview/${id}`)).status;
+    }
+    expect(status).toBe('done');
+    const again = await preview(coreBaseId);
+    expect(again.status).toBe('in_review');
+    expect(again.problems).toEqual([]);
   });
 
   it('says nothing once a match field is chosen', async () => {

@@ -170,8 +170,9 @@ const stagedKey = (fieldId: string) =>
  * A table pair without a match field creates every record on the other side. When the left
  * records' names or emails (a mapped field that looks like one) also occur on the right, that is
  * most likely the same things twice: a problem of kind no_match_field says so, with how many, for
- * the field that shares the most. Set-based over the staged records; a warning only (the status
- * counts duplicates).
+ * the field that shares the most. Records already linked (a sync that ran, previewed again) are
+ * left out: they are pairs, not duplicates to be. Set-based over the staged records; a warning only
+ * (the status counts duplicates).
  */
 async function warnNoMatchField(db: Db, previewId: string, m: MappingPlan) {
   const fields = m.spec.fields.filter((f) =>
@@ -182,11 +183,15 @@ async function warnNoMatchField(db: Db, previewId: string, m: MappingPlan) {
     const row = (
       await sql<{ total: string; shared: string }>`
       with l as (
-        select ${stagedKey(field.left.id)} as k from sync_preview_record
+        select ${stagedKey(field.left.id)} as k from sync_preview_record p
         where sync_preview_id = ${previewId}::uuid and external_table_id = ${m.left.tableId}::uuid and side = 'left'
+          and not exists (select 1 from core_meta_record c
+            where c.table_mapping_id = ${m.tableMappingId}::uuid and c.left_remote_id = p.remote_id)
       ), r as (
-        select distinct ${stagedKey(field.right.id)} as k from sync_preview_record
+        select distinct ${stagedKey(field.right.id)} as k from sync_preview_record p
         where sync_preview_id = ${previewId}::uuid and external_table_id = ${m.right.tableId}::uuid and side = 'right'
+          and not exists (select 1 from core_meta_record c
+            where c.table_mapping_id = ${m.tableMappingId}::uuid and c.right_remote_id = p.remote_id)
       )
       select count(l.k) as total, count(r.k) as shared from l left join r on r.k = l.k`.execute(db)
     ).rows[0];
