@@ -69,9 +69,14 @@ export const TableMapping = z.object({
 });
 export type TableMapping = z.infer<typeof TableMapping>;
 
+/** Where a sync was set up from (spec section 5). */
+export const SetupOrigin = z.enum(['base_setup', 'app_store']);
+export type SetupOrigin = z.infer<typeof SetupOrigin>;
+
 export const CoreBase = z.object({
   id: z.string(),
   name: z.string(),
+  setupOrigin: SetupOrigin,
   pinned: z.boolean(),
   syncState: SyncState,
   mappings: z.object({ tableMappings: z.array(TableMapping) }),
@@ -87,6 +92,7 @@ export type CoreBase = z.infer<typeof CoreBase>;
 
 export const CreateCoreBaseBody = z.strictObject({
   name: z.string().trim().min(1).max(200).default(DEFAULT_SYNC_NAME),
+  setupOrigin: SetupOrigin.default('base_setup'),
 });
 
 /** A table mapping as the client sends it: an id keeps an existing mapping, none creates one. */

@@ -54,6 +54,8 @@ export type CoreBaseTable = {
   sync_state_changed_at: Timestamp | null;
   /** Set when "pause all" switched this sync off; "resume all" switches on exactly these. */
   paused_all_at: Timestamp | null;
+  /** Where the sync was set up from (spec section 5). */
+  setup_origin: Generated<'base_setup' | 'app_store'>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };

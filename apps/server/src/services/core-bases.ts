@@ -149,6 +149,7 @@ export async function toCoreBase(
   const base: CoreBase = {
     id: row.id,
     name: row.name,
+    setupOrigin: row.setup_origin,
     pinned: row.pinned,
     syncState: row.sync_state,
     mappings: { tableMappings },

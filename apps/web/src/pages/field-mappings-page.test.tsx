@@ -40,6 +40,7 @@ function sync(columnMappings: CoreBase['mappings']['tableMappings'][number]['col
   return {
     id: 'sync-1',
     name: 'CRM ⇄ Newsletter',
+    setupOrigin: 'base_setup',
     pinned: false,
     syncState: 'off',
     configExtras: {},

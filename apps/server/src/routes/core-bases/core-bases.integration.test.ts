@@ -98,11 +98,20 @@ describe('core bases (syncs)', () => {
     expect(first.statusCode).toBe(201);
     expect(first.json()).toMatchObject({
       name: 'Untitled Sync',
+      setupOrigin: 'base_setup',
       pinned: false,
       syncState: 'off',
       mappings: { tableMappings: [] },
     });
-    expect((await call('POST', '/rest/core-bases', u, { name: 'Second' })).statusCode).toBe(201);
+    // Where it was set up from is kept (spec section 5): the app store, here.
+    const second = await call('POST', '/rest/core-bases', u, { name: 'Second', setupOrigin: 'app_store' });
+    expect(second.statusCode).toBe(201);
+    expect((await call('GET', `/rest/core-bases/${second.json().id}`, u)).json().setupOrigin).toBe(
+      'app_store',
+    );
+    expect(
+      (await call('POST', '/rest/core-bases', u, { name: 'X', setupOrigin: 'elsewhere' })).statusCode,
+    ).toBe(400);
     const third = await call('POST', '/rest/core-bases', u, { name: 'Third' });
     expect(third.statusCode).toBe(402);
     expect(third.json().response.userFacingMessage).toMatch(/allows 2 syncs/);

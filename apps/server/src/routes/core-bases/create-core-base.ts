@@ -19,7 +19,12 @@ export function createCoreBase(app: RestApp, ctx: AppContext) {
       await assertPlanAllows(ctx.db, userId, 'create', ctx.config.environment === 'local');
       const row = await ctx.db
         .insertInto('core_base')
-        .values({ owner_id: userId, name: request.body.name, config_extras: '{}' })
+        .values({
+          owner_id: userId,
+          name: request.body.name,
+          setup_origin: request.body.setupOrigin,
+          config_extras: '{}',
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
       return reply.status(201).send(await toCoreBase(ctx.db, row, 'basic'));
