@@ -573,6 +573,27 @@ describe('HubSpot value conversion', () => {
 });
 
 describe('HubSpot port (REST side)', () => {
+  it("honours a connection's baseUrl only for the server's sandboxes (or on a local server)", async () => {
+    const sim = await startHubSpotSimulator({ idSeed: 6, portalId: 778 });
+    try {
+      const items = { accessToken: sim.token, baseUrl: sim.url };
+      // The app's own API is elsewhere: the sandbox's address is used because the server runs it.
+      const sandboxed = createHubSpotPort({
+        apiUrl: 'http://127.0.0.1:9/',
+        sandboxUrls: () => [sim.url],
+        client: { perTenSeconds: 0 },
+      });
+      expect(await sandboxed.listBases(items)).toEqual([{ remoteId: '778', name: 'HubSpot account 778' }]);
+      const strict = createHubSpotPort({ apiUrl: 'http://127.0.0.1:9/', client: { perTenSeconds: 0 } });
+      await expect(strict.check(items)).rejects.toMatchObject({ code: 'permission_denied' });
+      await expect(strict.check({ ...items, sandbox: 'true' })).rejects.toMatchObject({
+        code: 'auth_invalid',
+      });
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('checks the token, lists the account as the one base, discovers the object types it may read', async () => {
     const sim = await startHubSpotSimulator({
       idSeed: 5,

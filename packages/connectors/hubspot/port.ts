@@ -5,6 +5,7 @@
  * `companies`, `deals`), each table's remote id the type.
  */
 import type pg from 'pg';
+import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError } from '../sdk/connector';
 import {
   createHubSpotClient,
@@ -22,7 +23,7 @@ import {
 
 export type HubSpotItems = Record<string, string>;
 
-export type HubSpotSettings = {
+export type HubSpotSettings = ApiUrlSettings & {
   /** The API every connection uses (https://api.hubapi.com; the simulator in tests). */
   apiUrl?: string;
   /** Shares the rate-limit budget between worker processes (PostgreSQL store). */
@@ -48,11 +49,13 @@ function tokenOf(items: HubSpotItems): string {
   return token;
 }
 
-const apiUrlOf = (settings: HubSpotSettings) => (settings.apiUrl ?? HUBSPOT_API_URL).replace(/\/+$/, '');
+/** The app's API, or a `baseUrl` item the server honours (its HubSpot sandbox, a local server). */
+const apiUrlOf = (settings: HubSpotSettings, items: HubSpotItems) =>
+  resolveApiUrl('HubSpot', settings.apiUrl ?? HUBSPOT_API_URL, settings, items);
 
 function clientFor(settings: HubSpotSettings, items: HubSpotItems) {
   return createHubSpotClient({
-    baseUrl: apiUrlOf(settings),
+    baseUrl: apiUrlOf(settings, items),
     token: tokenOf(items),
     pool: settings.pool ?? null,
     // A person is waiting: a 429 is not slept through for long.
@@ -124,7 +127,7 @@ export function createHubSpotRuntimeConnector(
   items: HubSpotItems,
 ): HubSpotConnector {
   return createHubSpotConnector({
-    baseUrl: apiUrlOf(settings),
+    baseUrl: apiUrlOf(settings, items),
     token: tokenOf(items),
     pool: settings.pool ?? null,
     ...settings.client,
