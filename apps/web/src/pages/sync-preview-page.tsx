@@ -210,7 +210,9 @@ function ProblemsList({ preview }: { preview: SyncPreview }) {
                       ? 'no match field'
                       : p.kind === 'value'
                         ? 'value'
-                        : 'missing key'}
+                        : p.kind === 'required_unmapped'
+                          ? 'required, not mapped'
+                          : 'missing key'}
                 </Badge>
                 {p.message}
               </Table.Td>

@@ -22,7 +22,9 @@ export function listPreviewProblems(app: RestApp, ctx: AppContext) {
           'What the user must resolve or know before applying: duplicate keys, records without a key, no match field, values the other app cannot hold',
         params: PreviewParams,
         querystring: PageQuery.extend({
-          kind: z.enum(['duplicate', 'missing_key', 'no_match_field', 'value']).optional(),
+          kind: z
+            .enum(['duplicate', 'missing_key', 'no_match_field', 'value', 'required_unmapped'])
+            .optional(),
         }),
         response: { 200: Paged(Problem) },
       },

@@ -68,6 +68,7 @@ export async function planMapping(
   lap('preview: key and match');
 
   const valueProblems: ValueProblems = new Map();
+  const createsBefore = { left: summary.createLeft, right: summary.createRight };
   for (const side of ['left', 'right'] as const) {
     let after = '0';
     for (;;) {
@@ -87,6 +88,44 @@ export async function planMapping(
     }
   }
   await storeValueProblems(db, previewId, m, valueProblems);
+  await warnRequiredUnmapped(db, previewId, m, {
+    left: summary.createLeft - createsBefore.left,
+    right: summary.createRight - createsBefore.right,
+  });
+}
+
+/**
+ * A side that will get new records but has a required column (no empty value, no default) that no
+ * field of the pair writes: every one of those creates would be refused by the app and become an
+ * issue after apply. Said before apply instead, with the column and how many records it concerns.
+ */
+async function warnRequiredUnmapped(
+  db: Db,
+  previewId: string,
+  m: MappingPlan,
+  creates: { left: number; right: number },
+) {
+  for (const side of ['left', 'right'] as const) {
+    if (creates[side] === 0) continue;
+    const written = m.spec.fields.filter((f) => !f[side].readOnly).map((f) => f[side].id);
+    const missing = await db
+      .selectFrom('external_column')
+      .select(['remote_id', 'name'])
+      .where('external_table_id', '=', m[side].tableId)
+      .where('read_only', '=', false)
+      .where(sql<boolean>`(options->>'required')::boolean is true`)
+      .where('remote_id', 'not in', written.length > 0 ? written : [''])
+      .orderBy('name')
+      .execute();
+    if (missing.length === 0) continue;
+    const table = m[side].tableName;
+    const names = missing.map((c) => c.name).join(', ');
+    const n = creates[side];
+    await sql`insert into sync_preview_problem (sync_preview_id, table_mapping_id, kind, message, details)
+      values (${previewId}::uuid, ${m.tableMappingId}::uuid, 'required_unmapped',
+        ${`${n} new ${n === 1 ? 'record' : 'records'} for ${table} would be refused: ${names} ${missing.length === 1 ? 'needs' : 'need'} a value and no field is mapped to ${missing.length === 1 ? 'it' : 'them'}. Map a field to ${missing.length === 1 ? 'it' : 'each'}, or give the column a default.`},
+        ${JSON.stringify({ side, columns: missing.map((c) => c.remote_id), count: n })}::jsonb)`.execute(db);
+  }
 }
 
 /** Values the other side cannot hold, by field and message, with how many records hold each. */
