@@ -58,6 +58,21 @@ async function waitFor(check: () => Promise<boolean>, ms: number): Promise<boole
 const ROWS = 20_000;
 const count = async () => Number((await query(urls.right, 'select count(*)::int as n from people'))[0]?.n);
 
+/** No run of the sync going, and none queued or waiting to be retried. */
+const idle = async (coreBaseId: string) => {
+  const running = await query(
+    urls.lockstep,
+    `select 1 from sync_log where core_base_id = $1 and status = 'running'`,
+    [coreBaseId],
+  );
+  const queued = await query(
+    urls.lockstep,
+    `select 1 from pgboss.job where name = 'sync-run' and singleton_key = $1 and state in ('created', 'retry', 'active')`,
+    [coreBaseId],
+  );
+  return running.length === 0 && queued.length === 0;
+};
+
 const arrived = (email: string) => async () =>
   (await query(urls.right, 'select 1 from people where email = $1', [email])).length > 0;
 
@@ -103,8 +118,11 @@ describe('PostgreSQL terminating the connections', () => {
     // The run is tried again and the table arrives whole.
     expect(await waitFor(async () => (await count()) === ROWS, 90_000), workerOutput).toBe(true);
 
-    // Idle now: what follows reaches the right side in time only if the LISTENs came back (the
-    // schedule's safety net runs once a minute).
+    // Idle now (the run that wrote the last rows has ended and nothing is queued: a run cut here
+    // would be retried after the queue's backoff, which is not what this checks): what follows
+    // reaches the right side in time only if the LISTENs came back (the schedule's safety net runs
+    // once a minute).
+    expect(await waitFor(() => idle(core.id), 30_000), workerOutput).toBe(true);
     await terminateOthers(urls.lockstep);
     await terminateOthers(urls.left);
     await terminateOthers(urls.right);
@@ -113,9 +131,11 @@ describe('PostgreSQL terminating the connections', () => {
     expect(worker.exitCode, workerOutput).toBeNull();
     expect(worker.signalCode).toBeNull();
 
-    await query(urls.left, `insert into people (email, name) values ('after@example.com', 'After')`);
+    // A new address per attempt: vitest's retry runs this again on the same tables.
+    const after = `after-${Date.now()}@example.com`;
+    await query(urls.left, `insert into people (email, name) values ($1, 'After')`, [after]);
     // Within the listener's backoff, well before the 15 s refresh or the minute's schedule.
-    expect(await waitFor(arrived('after@example.com'), 10_000), workerOutput).toBe(true);
+    expect(await waitFor(arrived(after), 10_000), workerOutput).toBe(true);
     expect(worker.exitCode, workerOutput).toBeNull();
   }, 200_000);
 });
