@@ -9,11 +9,10 @@ import type pg from 'pg';
 import { ConnectorError, type ConnectorErrorCode } from '../sdk/connector';
 import { defaultHttpErrorCode, HttpClient, type HttpRequest, type HttpResponse } from '../sdk/http-client';
 import {
-  createMemoryRateLimitStore,
-  createPostgresRateLimitStore,
   RateLimiter,
   type RateLimitPolicy,
   type RateLimitStore,
+  rateLimitStoreCache,
 } from '../sdk/rate-limiter';
 
 export const AIRTABLE_API_URL = 'https://api.airtable.com';
@@ -49,18 +48,7 @@ function padded(policy: RateLimitPolicy, limit?: number): RateLimitPolicy {
 }
 
 /** One store per process unless a pool is given: every connector of the process shares the budget. */
-const processStore = createMemoryRateLimitStore();
-const poolStores = new WeakMap<pg.Pool, RateLimitStore>();
-
-export function airtableRateLimitStore(pool?: pg.Pool | null): RateLimitStore {
-  if (!pool) return processStore;
-  let store = poolStores.get(pool);
-  if (!store) {
-    store = createPostgresRateLimitStore(pool);
-    poolStores.set(pool, store);
-  }
-  return store;
-}
+export const airtableRateLimitStore = rateLimitStoreCache();
 
 function errorType(body: unknown): { type: string; message: string } {
   const b = body as { error?: unknown; errors?: { error?: string; message?: string }[] } | null | undefined;

@@ -15,12 +15,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError, type ReadPage, type TableConnector, type WriteResult } from '../sdk/connector';
-import {
-  createMemoryRateLimitStore,
-  createPostgresRateLimitStore,
-  type RateLimitPolicy,
-  type RateLimitStore,
-} from '../sdk/rate-limiter';
+import { type RateLimitPolicy, rateLimitStoreCache } from '../sdk/rate-limiter';
 import {
   createGoogleSheetsConnector,
   GOOGLE_SHEETS_BATCH_SIZE,
@@ -62,17 +57,7 @@ export type GoogleSheetsSettings = ApiUrlSettings & {
   http?: GoogleSheetsConnectorOptions['http'];
 };
 
-const processStore = createMemoryRateLimitStore();
-const poolStores = new WeakMap<pg.Pool, RateLimitStore>();
-function storeFor(pool: pg.Pool | null | undefined): RateLimitStore {
-  if (!pool) return processStore;
-  let store = poolStores.get(pool);
-  if (!store) {
-    store = createPostgresRateLimitStore(pool);
-    poolStores.set(pool, store);
-  }
-  return store;
-}
+const storeFor = rateLimitStoreCache();
 
 /** `<spreadsheetId>/<sheetId>`, the remote id of a sheet. */
 export function sheetRemoteId(spreadsheetId: string, sheetId: string): string {

@@ -11,11 +11,10 @@ import type pg from 'pg';
 import { ConnectorError, type ConnectorErrorCode } from '../sdk/connector';
 import { defaultHttpErrorCode, HttpClient, type HttpRequest, type HttpResponse } from '../sdk/http-client';
 import {
-  createMemoryRateLimitStore,
-  createPostgresRateLimitStore,
   RateLimiter,
   type RateLimitPolicy,
   type RateLimitStore,
+  rateLimitStoreCache,
 } from '../sdk/rate-limiter';
 
 export const HUBSPOT_API_URL = 'https://api.hubapi.com';
@@ -37,19 +36,8 @@ function padded(limit: number, windowMs: number): RateLimitPolicy {
   return { scope: 'token', windows: [{ limit, windowMs: Math.ceil(windowMs * 1.05) }] };
 }
 
-const processStore = createMemoryRateLimitStore();
-const poolStores = new WeakMap<pg.Pool, RateLimitStore>();
-
 /** One store per process unless a pool is given: then every worker process shares the budget. */
-export function hubspotRateLimitStore(pool?: pg.Pool | null): RateLimitStore {
-  if (!pool) return processStore;
-  let store = poolStores.get(pool);
-  if (!store) {
-    store = createPostgresRateLimitStore(pool);
-    poolStores.set(pool, store);
-  }
-  return store;
-}
+export const hubspotRateLimitStore = rateLimitStoreCache();
 
 export type HubSpotErrorBody = {
   status?: string;

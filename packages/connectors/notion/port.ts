@@ -14,12 +14,7 @@
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError, type TableConnector } from '../sdk/connector';
-import {
-  createMemoryRateLimitStore,
-  createPostgresRateLimitStore,
-  type RateLimitPolicy,
-  type RateLimitStore,
-} from '../sdk/rate-limiter';
+import { type RateLimitPolicy, rateLimitStoreCache } from '../sdk/rate-limiter';
 import {
   createNotionConnector,
   NOTION_API_VERSION,
@@ -45,17 +40,7 @@ export type NotionSettings = ApiUrlSettings & {
   overlapMs?: number;
 };
 
-const processStore = createMemoryRateLimitStore();
-const poolStores = new WeakMap<pg.Pool, RateLimitStore>();
-function storeFor(pool: pg.Pool | null | undefined): RateLimitStore {
-  if (!pool) return processStore;
-  let store = poolStores.get(pool);
-  if (!store) {
-    store = createPostgresRateLimitStore(pool);
-    poolStores.set(pool, store);
-  }
-  return store;
-}
+const storeFor = rateLimitStoreCache();
 
 export function notionApiUrl(settings: NotionSettings, items: NotionItems): string {
   return resolveApiUrl('Notion', settings.apiUrl ?? NOTION_API_URL, settings, items);

@@ -113,6 +113,25 @@ export function createPostgresRateLimitStore(pool: pg.Pool): RateLimitStore {
   };
 }
 
+/**
+ * The store an app's connectors pace with: one per process, or, given a pool, one per pool (every
+ * worker process then shares the budget through PostgreSQL). Each app makes its own cache, so its
+ * process budget is its own.
+ */
+export function rateLimitStoreCache(): (pool?: pg.Pool | null) => RateLimitStore {
+  const processStore = createMemoryRateLimitStore();
+  const poolStores = new WeakMap<pg.Pool, RateLimitStore>();
+  return (pool) => {
+    if (!pool) return processStore;
+    let store = poolStores.get(pool);
+    if (!store) {
+      store = createPostgresRateLimitStore(pool);
+      poolStores.set(pool, store);
+    }
+    return store;
+  };
+}
+
 export type RateLimiterOptions = {
   sleep?: (ms: number) => Promise<void>;
   /** Longer waits are not slept through: `acquire` throws rate_limited with the wait instead. */

@@ -201,15 +201,9 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
         const pooler = await poolerOf(s, ref);
         if (pooler) {
           const stored = new URL(items.connectionString);
-          const moved = { ...items };
-          moved.connectionString = databaseUrl(
-            { id: ref, name: '', organization_id: '', region: '', status: '' },
-            ref,
-            decodeURIComponent(stored.username),
-            decodeURIComponent(stored.password),
-            pooler,
-          );
-          await s.update(moved);
+          const role = decodeURIComponent(stored.username);
+          const password = decodeURIComponent(stored.password);
+          await s.update({ ...items, connectionString: databaseUrl(ref, role, password, pooler) });
           return ensureAccess(s, ref, schema);
         }
       }
@@ -241,7 +235,7 @@ export function createSupabasePort(settings: SupabaseSettings = {}) {
       organizationId: project.organization_id,
       roleName: role,
       schemas: JSON.stringify(schemas),
-      connectionString: databaseUrl(project, ref, role, password, pooler),
+      connectionString: databaseUrl(ref, role, password, pooler, project.database),
       // The simulator has no TLS; otherwise verified unless the user chose the opt-out.
       ssl:
         settings.databaseSsl === 'disable'
@@ -383,11 +377,11 @@ export const POOLER_SESSION_PORT = 5432;
  * host it is.
  */
 function databaseUrl(
-  project: SupabaseProject,
   ref: string,
   role: string,
   password: string,
   pooler: SupabasePoolerConfig | null,
+  direct?: SupabaseProject['database'],
 ): string {
   const url = new URL('postgresql://localhost/postgres');
   if (pooler) {
@@ -396,8 +390,8 @@ function databaseUrl(
     url.pathname = `/${pooler.db_name || 'postgres'}`;
     url.username = `${role}.${ref}`;
   } else {
-    url.hostname = project.database?.host ?? `db.${ref}.supabase.co`;
-    url.port = String(project.database?.port ?? 5432);
+    url.hostname = direct?.host ?? `db.${ref}.supabase.co`;
+    url.port = String(direct?.port ?? 5432);
     url.username = role;
   }
   url.password = password;

@@ -196,15 +196,7 @@ async function openDriftIssue(db: Db, ownerId: string, coreBaseId: string, m: Ma
     },
     c.side,
     remoteId,
+    // The issue names its pair, so Retry reads exactly this pair again.
+    c.link.id,
   );
-  // recordIssue keys a record's issue by remote id; a drift issue also names its link, so Retry
-  // reads exactly this pair.
-  await db
-    .updateTable('sync_error')
-    .set({ core_meta_record_id: c.link.id })
-    .where('core_base_id', '=', coreBaseId)
-    .where('code', '=', DRIFT_CODE)
-    .where('remote_id', '=', remoteId)
-    .where('status', 'in', ['open', 'retrying'])
-    .execute();
 }

@@ -166,6 +166,8 @@ export async function recordIssue(
     : op?.kind === 'create'
       ? op.sourceId
       : null,
+  /** The linked pair the issue is about (an operation's own link, unless given). */
+  linkId: string | null = op?.linkId ?? null,
 ) {
   const existing = await db
     .selectFrom('sync_error')
@@ -191,7 +193,7 @@ export async function recordIssue(
     .values({
       owner_id: a.ownerId,
       core_base_id: a.coreBaseId,
-      core_meta_record_id: op?.linkId ?? null,
+      core_meta_record_id: linkId,
       side,
       remote_id: remoteId,
       code: error.code,
