@@ -237,7 +237,8 @@ export const HUBSPOT_CAPABILITIES: Capabilities = {
   batchSize: HUBSPOT_BATCH_SIZE,
   incrementalRead: true,
   deleteDetection: 'events',
-  webhooks: false,
+  // App webhooks wake runs (webhooks.ts, the server's /webhooks/hubspot route); they carry no data.
+  webhooks: true,
   rateLimit: HUBSPOT_RATE_LIMIT,
   // Every requested property comes back, unset ones as null.
   recordsCarryEveryField: true,

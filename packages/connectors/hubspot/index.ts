@@ -39,3 +39,10 @@ export {
   type HubSpotSettings,
   hubspotDiscoveredTable,
 } from './port';
+export {
+  HUBSPOT_WEBHOOK_MAX_AGE_MS,
+  HUBSPOT_WEBHOOK_READ_DELAY_S,
+  type HubSpotWebhookEvent,
+  parseHubSpotWebhook,
+  verifyHubSpotSignatureV3,
+} from './webhooks';

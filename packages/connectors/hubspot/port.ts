@@ -1,6 +1,6 @@
 /**
  * HubSpot for the REST layer and the runtime. A connection holds a private app token
- * (`accessToken`, sent as a bearer token); OAuth is not built yet. The one base is the HubSpot
+ * (`accessToken`, sent as a bearer token) and, for webhooks, the app's `clientSecret`; OAuth is not built yet. The one base is the HubSpot
  * account (portal) the token belongs to; its tables are the CRM object types (`contacts`,
  * `companies`, `deals`), each table's remote id the type.
  */

@@ -35,6 +35,7 @@ export {
   HubSpotState,
   type StartHubSpotSimulatorOptions,
   seedHubSpotCrm,
+  signatureV3 as hubspotSignatureV3,
   startHubSpotSimulator,
 } from './hubspot/index.ts';
 export {

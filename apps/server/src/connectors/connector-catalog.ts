@@ -147,6 +147,10 @@ const CATALOG: Entry[] = [
           placeholder: 'pat-na1-…',
           help: 'In HubSpot: Settings > Integrations > Private apps > Create a private app, with the scopes crm.objects.contacts.read/write, crm.objects.companies.read/write, crm.objects.deals.read/write and crm.schemas.contacts.read, crm.schemas.companies.read, crm.schemas.deals.read; then copy its access token.',
         }),
+        item('clientSecret', 'Client secret (for webhooks)', 'password', {
+          optional: true,
+          help: "Optional: changes in HubSpot then reach the sync within seconds instead of at its next check. In the private app's Webhooks tab, set the target URL that Lockstep shows on the sync's developer tools page and subscribe to contact, company and deal creation, deletion, merge and property changes; copy the client secret from the app's Auth tab.",
+        }),
       ],
     },
     requiredBaseExtras: [],

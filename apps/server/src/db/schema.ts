@@ -378,7 +378,8 @@ export type SyncPreviewPairTable = {
   right_remote_id: string;
 };
 
-export type NotionWebhookEventTable = {
+/** Signed webhook events seen per connection (Notion, HubSpot), kept for the freshness window. */
+export type AppWebhookEventTable = {
   external_connection_id: string;
   event_id: string;
   received_at: Generated<Timestamp>;
@@ -416,6 +417,6 @@ export type Database = {
   progress_tracker: ProgressTrackerTable;
   sync_preview: SyncPreviewTable;
   sync_preview_pair: SyncPreviewPairTable;
-  notion_webhook_event: NotionWebhookEventTable;
+  app_webhook_event: AppWebhookEventTable;
   owner_record_count: OwnerRecordCountTable;
 };

@@ -13,6 +13,7 @@ import {
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
+import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
@@ -124,6 +125,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     );
     receiveNotionWebhook(hooks, ctx);
     receiveAirtableWebhook(hooks, ctx);
+    receiveHubSpotWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

@@ -33,10 +33,12 @@ export async function requestSyncRun(
   coreBaseId: string,
   trigger: string,
   priority: number = PRIORITY.schedule,
+  options: { startAfterSeconds?: number } = {},
 ) {
   const id = await boss.send(SYNC_RUN, { coreBaseId, trigger } satisfies SyncRunData, {
     singletonKey: coreBaseId,
     priority,
+    ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
   });
   if (id === null && priority > PRIORITY.schedule) {
     await boss.update(SYNC_RUN, undefined, { singletonKey: coreBaseId, priority });

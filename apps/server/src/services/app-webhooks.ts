@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ConnectorType } from '@lockstep/contract';
+import { sql } from 'kysely';
 import type { AppWebhook } from '../connectors/connector-port';
 import type { AppContext } from '../http/context';
+import { PRIORITY, requestSyncRun } from '../jobs/sync-run';
 import { openSecrets, portContext } from './external-connections';
 
 /** What a connection keeps about the webhooks its apps made (sealed with its secrets): per base. */
@@ -14,8 +16,56 @@ export function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * The event ids delivered to a connection for the first time (a retried or replayed delivery's
+ * are left out). Ids are kept for `keepMs`, twice the app's freshness window: an older replay is
+ * refused as stale before it gets here.
+ */
+export async function firstDeliveries(
+  ctx: AppContext,
+  connectionId: string,
+  eventIds: string[],
+  keepMs: number,
+): Promise<Set<string>> {
+  await ctx.db
+    .deleteFrom('app_webhook_event')
+    .where('external_connection_id', '=', connectionId)
+    .where(sql<boolean>`received_at < ${new Date(Date.now() - keepMs)}`)
+    .execute();
+  if (eventIds.length === 0) return new Set();
+  const inserted = await ctx.db
+    .insertInto('app_webhook_event')
+    .values([...new Set(eventIds)].map((id) => ({ external_connection_id: connectionId, event_id: id })))
+    .onConflict((oc) => oc.doNothing())
+    .returning('event_id')
+    .execute();
+  return new Set(inserted.map((r) => r.event_id));
+}
+
+/**
+ * Queues a run of every sync that is on and reads one of these tables through this connection (a
+ * webhook's wake-up); answers how many. `startAfterSeconds` lets an app's index catch up first.
+ */
+export async function wakeSyncsReading(
+  ctx: AppContext,
+  connectionId: string,
+  tableRemoteIds: string[],
+  options: { startAfterSeconds?: number } = {},
+): Promise<number> {
+  if (tableRemoteIds.length === 0) return 0;
+  const syncs = (
+    await sql<{ id: string }>`select distinct cb.id from external_table t
+        join external_base b on b.id = t.external_base_id
+        join core_base cb on cb.id = b.core_base_id
+       where b.external_connection_id = ${connectionId}::uuid and t.remote_id = any(${tableRemoteIds}::text[])
+         and cb.sync_state = 'on'`.execute(ctx.db)
+  ).rows;
+  for (const s of syncs) await requestSyncRun(ctx.boss, s.id, 'webhook', PRIORITY.webhook, options);
+  return syncs.length;
+}
+
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
-export function appWebhookPath(ctx: AppContext, app: 'airtable', connectionId: string): string {
+export function appWebhookPath(ctx: AppContext, app: 'airtable' | 'hubspot', connectionId: string): string {
   return `/webhooks/${app}/${connectionId}/${ctx.secretBox.mac(`${app}-webhook:${connectionId}`)}`;
 }
 

@@ -1,5 +1,6 @@
 import { Anchor, Card, SimpleGrid, Stack, Text } from '@mantine/core';
 import { Link } from 'react-router';
+import { HubSpotWebhookSetup } from '../components/hubspot-webhook-setup';
 import { NotionWebhookSetup } from '../components/notion-webhook-setup';
 import { SyncScreen } from '../components/sync-screen';
 
@@ -45,6 +46,7 @@ export function SyncDevToolsPage() {
             ))}
           </SimpleGrid>
           <NotionWebhookSetup sync={sync} />
+          <HubSpotWebhookSetup sync={sync} />
         </Stack>
       )}
     </SyncScreen>

@@ -18,6 +18,7 @@ import * as m0017 from './0017-notion-webhook-events';
 import * as m0018 from './0018-lean-link-indexes';
 import * as m0019 from './0019-pause-all';
 import * as m0020 from './0020-setup-origin';
+import * as m0021 from './0021-app-webhook-events';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0018-lean-link-indexes': m0018,
   '0019-pause-all': m0019,
   '0020-setup-origin': m0020,
+  '0021-app-webhook-events': m0021,
 };

@@ -7,6 +7,7 @@ import {
   realTimeMechanism,
 } from '../../services/change-capture-debug';
 import { findExternalBase } from '../../services/external-bases';
+import { hubspotWebhookUrl } from '../webhooks/receive-hubspot-webhook';
 import { notionWebhookPath } from '../webhooks/receive-notion-webhook';
 import { ExternalBaseParams } from './params';
 
@@ -41,7 +42,8 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
             ),
             /**
              * Notion: the address to give the integration's webhook subscription (Notion's settings →
-             * Webhooks); changes then wake the sync at once instead of at its next poll.
+             * Webhooks); HubSpot: the private app's webhook target URL. Changes then wake the sync
+             * at once instead of at its next poll.
              */
             webhookUrl: z.string().nullable(),
             /** Why the app's side could not be read (the rest of the answer still holds). */
@@ -83,10 +85,13 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         webhooksEnabled: base.webhooks_enabled,
         mechanism,
         channel: mechanism === 'polling' ? null : 'lockstep_changes',
-        webhookUrl:
-          base.type === 'notion' && base.external_connection_id
+        webhookUrl: !base.external_connection_id
+          ? null
+          : base.type === 'notion'
             ? `${ctx.config.publicUrl}${notionWebhookPath(ctx, base.external_connection_id)}`
-            : null,
+            : base.type === 'hubspot'
+              ? hubspotWebhookUrl(ctx, base.external_connection_id)
+              : null,
         listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
         tables: tables.map((t) => {
           const s = state?.tables.get(t.remote_id);

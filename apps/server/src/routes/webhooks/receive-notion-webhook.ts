@@ -4,11 +4,9 @@ import {
   verifyNotionSignature,
 } from '@lockstep/connectors/notion';
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import type { AppContext } from '../../http/context';
 import { envelope } from '../../http/error-envelope';
-import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
-import { sameText } from '../../services/app-webhooks';
+import { firstDeliveries, sameText, wakeSyncsReading } from '../../services/app-webhooks';
 import type { SealedSecrets } from '../../services/external-connections';
 
 /** Events older than this are refused: a captured delivery replayed later wakes nothing. */
@@ -19,21 +17,6 @@ export type NotionWebhookSecrets = SealedSecrets & {
   notionWebhookToken?: string;
   notionHandshakeUntil?: string;
 };
-
-/** Whether this is the first delivery of the event (seen ids are kept for the freshness window). */
-async function firstDelivery(ctx: AppContext, connectionId: string, eventId: string) {
-  await ctx.db
-    .deleteFrom('notion_webhook_event')
-    .where('external_connection_id', '=', connectionId)
-    .where(sql<boolean>`received_at < ${new Date(Date.now() - 2 * MAX_EVENT_AGE_MS)}`)
-    .execute();
-  const inserted = await ctx.db
-    .insertInto('notion_webhook_event')
-    .values({ external_connection_id: connectionId, event_id: eventId })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
-}
 
 /** The address a Notion connection's integration sends its webhooks to (shown on the webhooks debug page). */
 export function notionWebhookPath(ctx: AppContext, connectionId: string): string {
@@ -114,26 +97,16 @@ export function receiveNotionWebhook(app: FastifyInstance, ctx: AppContext) {
       if (!Number.isFinite(timestamp) || Math.abs(Date.now() - timestamp) > MAX_EVENT_AGE_MS)
         return fail(400, 'Stale webhook event', 'This webhook event is too old to be taken.', 'validation');
       // Each event once within the window (older ones are refused as stale above).
-      if (eventId !== null && !(await firstDelivery(ctx, connection.id, eventId)))
+      if (
+        eventId !== null &&
+        (await firstDeliveries(ctx, connection.id, [eventId], 2 * MAX_EVENT_AGE_MS)).size === 0
+      )
         return reply.status(200).send({ received: true, queued: 0, duplicate: true });
 
       const tableIds = [
         ...new Set(parseNotionWebhook(body).flatMap((h) => (h.tableRemoteId ? [h.tableRemoteId] : []))),
       ];
-      let queued = 0;
-      if (tableIds.length > 0) {
-        const syncs = (
-          await sql<{ id: string }>`select distinct cb.id from external_table t
-              join external_base b on b.id = t.external_base_id
-              join core_base cb on cb.id = b.core_base_id
-             where b.external_connection_id = ${connection.id}::uuid and t.remote_id = any(${tableIds}::text[])
-               and cb.sync_state = 'on'`.execute(ctx.db)
-        ).rows;
-        for (const s of syncs) {
-          await requestSyncRun(ctx.boss, s.id, 'webhook', PRIORITY.webhook);
-          queued++;
-        }
-      }
+      const queued = await wakeSyncsReading(ctx, connection.id, tableIds);
       return reply.status(200).send({ received: true, queued });
     },
   );
