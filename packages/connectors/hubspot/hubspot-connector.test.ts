@@ -265,6 +265,62 @@ describe('HubSpot connector against the simulator', () => {
     expect(sim.state.get('contacts', y)).toBeDefined();
   });
 
+  it('offers contacts a Full name made of first and last name: read joined, written split at the last space, checked before write', async () => {
+    const fields = await connector.fieldsOf('contacts');
+    expect(fields.find((f) => f.remoteId === 'firstname+lastname')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+    });
+    expect((await connector.fieldsOf('companies')).some((f) => f.remoteId === 'firstname+lastname')).toBe(
+      false,
+    );
+
+    const [made] = await connector.write('contacts', [
+      {
+        kind: 'create',
+        fields: { email: 'mary.ann@example.com', 'firstname+lastname': 'Mary Ann  Smith' },
+        idempotencyKey: 'full-name-1',
+      },
+    ]);
+    expect(made?.ok).toBe(true);
+    const id = made?.ok ? made.remoteId : '';
+    const held = () => sim.state.get('contacts', id)!.properties;
+    expect([held().get('firstname'), held().get('lastname')]).toEqual(['Mary Ann', 'Smith']);
+    const [read] = await connector.readRecords('contacts', [id]);
+    expect(read?.fields['firstname+lastname']).toBe('Mary Ann Smith');
+
+    // One word: the first name alone, the last name cleared.
+    const [renamed] = await connector.write('contacts', [
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { 'firstname+lastname': 'Cher' },
+        idempotencyKey: 'full-name-2',
+      },
+    ]);
+    expect(renamed?.ok && renamed.postImage?.fields['firstname+lastname']).toBe('Cher');
+    expect([held().get('firstname'), held().get('lastname') ?? null]).toEqual(['Cher', null]);
+
+    // A last name edited in HubSpot since it was read: the full name's write is a conflict.
+    sim.mutate('contacts', id, { lastname: 'Bono' });
+    const [stale] = await connector.write('contacts', [
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { 'firstname+lastname': 'Cher Sarkisian' },
+        expected: { 'firstname+lastname': 'Cher' },
+        idempotencyKey: 'full-name-3',
+      },
+    ]);
+    expect(stale?.ok).toBe(false);
+    if (stale && !stale.ok) {
+      expect(stale.error.code).toBe('version_conflict');
+      expect(stale.current?.fields['firstname+lastname']).toBe('Cher Bono');
+    }
+    expect(held().get('lastname')).toBe('Bono');
+  });
+
   it('does not archive the merged record when asked to delete an id merged away', async () => {
     const [p, q] = sim.crm!.contacts.slice(30, 32) as [string, string];
     const merged = sim.merge('contacts', p, q);

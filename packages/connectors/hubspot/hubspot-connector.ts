@@ -39,6 +39,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
+import { FULL_NAME, FULL_NAME_PARTS, joinName, splitName, withNameParts } from './full-name';
 import {
   createHubSpotClient,
   existingIdOf,
@@ -248,7 +249,7 @@ const SCHEMA_MAX_AGE_MS = 60_000;
 
 /** Discovered fields of a type: synced properties (not hidden or archived), canonically typed. */
 export function hubspotFields(properties: HubSpotProperty[]): HubSpotField[] {
-  return properties.flatMap((p) => {
+  const fields = properties.flatMap((p): HubSpotField[] => {
     const fieldType = canonicalType(p);
     if (!fieldType || p.hidden || p.archived) return [];
     const choices = (p.options ?? []).filter((o) => !o.hidden).map((o) => o.value);
@@ -269,6 +270,17 @@ export function hubspotFields(properties: HubSpotProperty[]): HubSpotField[] {
       },
     ];
   });
+  // Contacts: a "Full name" made of the first and last names (full-name.ts), when both are writable.
+  const writable = (name: string) => fields.some((f) => f.remoteId === name && !f.readOnly);
+  if (FULL_NAME_PARTS.every(writable))
+    fields.push({
+      remoteId: FULL_NAME,
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: { hubspotType: 'string', madeOf: [...FULL_NAME_PARTS] },
+    });
+  return fields;
 }
 
 export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpotConnector {
@@ -301,7 +313,8 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
   /** The properties a read asks for and turns into fields. */
   async function readProps(type: string): Promise<{ props: HubSpotProperty[]; names: string[] }> {
     const all = await describe(type);
-    const wanted = options.properties?.[type];
+    const listed = options.properties?.[type];
+    const wanted = listed ? withNameParts(listed) : undefined;
     const synced = new Set(hubspotFields(all).map((f) => f.remoteId));
     const props = all.filter((p) => synced.has(p.name) && (!wanted || wanted.includes(p.name)));
     const names = props.map((p) => p.name);
@@ -317,6 +330,13 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       if (onlyGiven && !(p.name in o.properties)) continue;
       fields[p.name] = toCanonical(p, o.properties[p.name]);
     }
+    const [first, last] = FULL_NAME_PARTS;
+    if (
+      props.some((p) => p.name === first) &&
+      props.some((p) => p.name === last) &&
+      (!onlyGiven || (first in o.properties && last in o.properties))
+    )
+      fields[FULL_NAME] = joinName(o.properties[first], o.properties[last]);
     return { id: String(o.id), fields };
   }
 
@@ -550,7 +570,8 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
   }
 
   function propsFor(all: HubSpotProperty[], fields: Record<string, CanonicalValue>): Record<string, string> {
-    const out: Record<string, string> = {};
+    // The full name first: a first or last name written in the same request wins over its part.
+    const out: Record<string, string> = FULL_NAME in fields ? splitName(fields[FULL_NAME] ?? null) : {};
     for (const [name, value] of Object.entries(fields)) {
       const p = all.find((x) => x.name === name);
       if (!p || isReadOnly(p) || !canonicalType(p)) continue;
@@ -627,7 +648,9 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     const out = new Map<string, RecordData | null>();
     const toRead = every ? items : checked;
     if (toRead.length === 0) return { changed: out, present: new Set() };
-    const wanted = [...new Set([...names, ...checked.flatMap((x) => Object.keys(x.expected ?? {}))])];
+    const wanted = withNameParts([
+      ...new Set([...names, ...checked.flatMap((x) => Object.keys(x.expected ?? {}))]),
+    ]);
     const objects = await batchRead(type, [...new Set(toRead.map((x) => x.id))], wanted);
     const byId = new Map(objects.map((o) => [String(o.id), o]));
     for (const x of checked) {
@@ -638,6 +661,15 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         continue;
       }
       for (const [name, expected] of Object.entries(x.expected ?? {})) {
+        if (name === FULL_NAME) {
+          const want = normalizeValue('text', expected ?? null);
+          const now = joinName(o.properties.firstname, o.properties.lastname);
+          if (!want.ok || !valuesEqual(want.value, now)) {
+            out.set(x.id, toRecord(props, o));
+            break;
+          }
+          continue;
+        }
         const p = all.find((q) => q.name === name);
         const type_ = p && canonicalType(p);
         if (!p || !type_) continue;

@@ -1,3 +1,4 @@
+export { FULL_NAME, FULL_NAME_PARTS, joinName, splitName } from './full-name';
 export {
   createHubSpotClient,
   existingIdOf,
