@@ -70,6 +70,25 @@ describe('automapFields', () => {
     ]);
   });
 
+  it("pairs a field labelled with its table's noun with the bare name ('Company name' in Companies is name)", () => {
+    const hubspot = [col('Company name'), col('Company domain name'), col('Deal stage')];
+    const crm = [col('name'), col('domain'), col('stage')];
+    const r = automapFields(hubspot, crm, {}, { tableNames: { left: 'Companies', right: 'companies' } });
+    expect(pairs(r)).toContain('Company name=name');
+    expect(r.proposals.find((p) => p.leftColumnId === 'Company name')?.nameMatch).toBe('exact');
+    // Only the table's own noun goes: in Deals, "Deal stage" is exactly "stage".
+    expect(r.proposals.find((p) => p.leftColumnId === 'Deal stage')?.nameMatch).not.toBe('exact');
+    const deals = automapFields(
+      [col('Deal stage')],
+      [col('stage')],
+      {},
+      { tableNames: { left: 'Deals', right: 'deals' } },
+    );
+    expect(deals.proposals.map((p) => [p.leftColumnId, p.nameMatch])).toEqual([['Deal stage', 'exact']]);
+    // Without table names, nothing changes.
+    expect(pairs(automapFields([col('Company name')], [col('name')]))).toEqual([]);
+  });
+
   it('never proposes an incompatible pair unless asked, and then flags it', () => {
     const left = [col('photo', 'attachments'), col('amount', 'number')];
     const right = [col('photo', 'number'), col('amount', 'boolean')];

@@ -458,6 +458,28 @@ const pct = (n: number) => `${Math.round(n * 100)}%`;
 
 type Candidate = FieldProposal & { nameScore: number };
 
+/**
+ * A field name without its own table's noun in front ("Company name" in Companies is "name",
+ * "Deal stage" in Deals is "stage"): apps such as HubSpot label fields so, others do not.
+ */
+export function withoutTableNoun(field: string, table: string | undefined): string {
+  if (!table) return field;
+  const tokens = nameTokens(field);
+  const noun = nameTokens(table).at(-1);
+  return tokens.length > 1 && noun !== undefined && tokens[0] === noun ? tokens.slice(1).join(' ') : field;
+}
+
+/** The better of the names as given and without their tables' nouns. */
+function compareColumnNames(l: AutomapColumn, r: AutomapColumn, tables: FieldAutomapOptions['tableNames']) {
+  const given = compareFieldNames(l.name, r.name);
+  const [ln, rn] = [withoutTableNoun(l.name, tables?.left), withoutTableNoun(r.name, tables?.right)];
+  if (given.kind === 'exact' || (ln === l.name && rn === r.name)) return given;
+  const bare = compareFieldNames(ln, rn);
+  return bare.score > given.score
+    ? { ...bare, reason: bare.reason && `${bare.reason} (${l.name} ~ ${r.name})` }
+    : given;
+}
+
 function scorePair(
   l: AutomapColumn,
   r: AutomapColumn,
@@ -465,7 +487,7 @@ function scorePair(
   rs: SampleStats | null,
   options: FieldAutomapOptions,
 ): Candidate | null {
-  const name = compareFieldNames(l.name, r.name);
+  const name = compareColumnNames(l, r, options.tableNames);
   if (asType(l.type) === 'relations' || asType(r.type) === 'relations')
     return relationPair(l, r, name, options);
   const check = checkFieldMapping(specOf(l), specOf(r), 'both');

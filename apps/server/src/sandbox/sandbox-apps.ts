@@ -5,10 +5,13 @@ import {
   GOOGLE_SHEETS_DRIVE_TOKEN,
   GOOGLE_SHEETS_SCOPES,
   type GoogleSheetsSimulator,
+  HUBSPOT_ALL_SCOPES,
+  type HubSpotSimulator,
   type NotionSimulator,
   seedNotionWorkspace,
   startAirtableSimulator,
   startGoogleSheetsSimulator,
+  startHubSpotSimulator,
   startNotionSimulator,
 } from '@lockstep/simulators';
 
@@ -30,6 +33,8 @@ export type SandboxApps = {
   notion: NotionSimulator | null;
   /** Google Sheets sandboxes, one simulator per connect (drive.file visibility is not per user). */
   googleSheets: GoogleSheetsSimulator[];
+  /** HubSpot sandboxes, one simulator (one portal) per connect. */
+  hubspot: HubSpotSimulator[];
   close(): Promise<void>;
 };
 
@@ -54,7 +59,14 @@ const GOOGLE_SHEETS: SandboxApp = {
     'A simulated Google account with a "Sales pipeline" spreadsheet (Leads, Companies), running inside this server. Data resets when the server restarts.',
 };
 
-/** Google Sheets sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
+const HUBSPOT: SandboxApp = {
+  connectorType: 'hubspot',
+  displayName: 'HubSpot Sandbox',
+  description:
+    'A simulated HubSpot account (portal) with contacts, companies and deals, running inside this server. Data resets when the server restarts.',
+};
+
+/** Google Sheets (and HubSpot) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
 const MAX_SHEETS_SANDBOXES = 100;
 
 /** An OAuth client of this server (its id and secret as the app knows them). */
@@ -129,13 +141,15 @@ export async function startSandboxApps(
   notion.revokeToken(notion.token);
   options.log?.(`Sandbox apps: Notion simulator at ${notion.url}`);
   const sheets: GoogleSheetsSimulator[] = [];
+  const hubspots: HubSpotSimulator[] = [];
   const secret = () => `${randomBytes(7).toString('hex')}${randomBytes(24).toString('hex')}`;
   return {
     airtable,
     notion,
     googleSheets: sheets,
-    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS],
-    urls: () => [airtable.url, notion.url, ...sheets.map((s) => s.url)],
+    hubspot: hubspots,
+    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT],
+    urls: () => [airtable.url, notion.url, ...sheets.map((s) => s.url), ...hubspots.map((h) => h.url)],
     async connect(type): Promise<{ name: string; items: Record<string, string> } | null> {
       if (type === 'airtable') {
         const crm = airtable.seed({ contacts: options.contacts ?? 50 });
@@ -203,10 +217,31 @@ export async function startSandboxApps(
           : { accessToken: token };
         return { name: GOOGLE_SHEETS.displayName, items: { ...items, ...sandbox } };
       }
+      if (type === 'hubspot') {
+        // A portal of one's own (HubSpot's limits are per token and portal), reached by a private
+        // app token with every CRM scope; the simulator's well-known token is not registered.
+        const token = `pat-sandbox-${randomBytes(16).toString('hex')}`;
+        const sim = await startHubSpotSimulator({
+          seed: { contacts: options.contacts ?? 50 },
+          defaultToken: false,
+          tokens: [{ token, scopes: [...HUBSPOT_ALL_SCOPES] }],
+        });
+        hubspots.push(sim);
+        while (hubspots.length > MAX_SHEETS_SANDBOXES) await hubspots.shift()?.close();
+        return {
+          name: HUBSPOT.displayName,
+          items: { accessToken: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
       return null;
     },
     close: async () => {
-      await Promise.all([airtable.close(), notion.close(), ...sheets.map((s) => s.close())]);
+      await Promise.all([
+        airtable.close(),
+        notion.close(),
+        ...sheets.map((s) => s.close()),
+        ...hubspots.map((h) => h.close()),
+      ]);
     },
   };
 }

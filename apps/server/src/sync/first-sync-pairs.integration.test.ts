@@ -16,7 +16,7 @@ let t: TestApp;
 let api: Api;
 const suffix = randomBytes(4).toString('hex');
 
-type App = 'demo_crm' | 'demo_newsletter' | 'airtable' | 'notion' | 'google_sheets';
+type App = 'demo_crm' | 'demo_newsletter' | 'airtable' | 'notion' | 'google_sheets' | 'hubspot';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -293,6 +293,7 @@ const PAIRS: [App, App][] = [
   ['airtable', 'demo_crm'],
   ['google_sheets', 'notion'],
   ['notion', 'airtable'],
+  ['hubspot', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {

@@ -41,6 +41,7 @@ describe('sandbox apps', () => {
         expect.objectContaining({ connectorType: 'airtable', displayName: 'Airtable Sandbox' }),
         expect.objectContaining({ connectorType: 'notion', displayName: 'Notion Sandbox' }),
         expect.objectContaining({ connectorType: 'google_sheets', displayName: 'Google Sheets Sandbox' }),
+        expect.objectContaining({ connectorType: 'hubspot', displayName: 'HubSpot Sandbox' }),
       ],
     });
     const info = await api(ada, 'GET', '/rest/connector-info');
@@ -213,6 +214,40 @@ describe('sandbox apps', () => {
     expect(gone).toMatchObject({ code: 'auth_invalid' });
   });
 
+  it('connects each user to a HubSpot portal of their own: contacts, companies and deals, a Full name for contacts', async () => {
+    const mine = await api(ada, 'POST', '/rest/sandbox-apps/hubspot/connect');
+    expect(mine).toMatchObject({ type: 'hubspot', name: 'HubSpot Sandbox', status: 'ok' });
+    expect(mine.connectionItems.accessToken).toBeUndefined();
+    const theirs = await api(bob, 'POST', '/rest/sandbox-apps/hubspot/connect');
+    const portal = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews;
+    const [a] = await portal(ada, mine.id);
+    const [b] = await portal(bob, theirs.id);
+    // A portal each: the sandboxes are separate simulators, with separate tokens.
+    expect(a.remoteId).toBeDefined();
+    expect(t.ctx.sandbox?.hubspot).toHaveLength(2);
+    expect(t.ctx.sandbox?.hubspot[0]?.url).not.toBe(t.ctx.sandbox?.hubspot[1]?.url);
+    expect(b.remoteId).toBeDefined();
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'HubSpot sandbox' });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'hubspot',
+      name: 'HubSpot Sandbox',
+      remoteId: a.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as {
+      name: string;
+      externalColumns: { name: string; remoteId: string }[];
+    }[];
+    expect(tables.map((x) => x.name).sort()).toEqual(['Companies', 'Contacts', 'Deals']);
+    const contacts = tables.find((x) => x.name === 'Contacts');
+    expect(contacts?.externalColumns.find((c) => c.name === 'Full name')?.remoteId).toBe(
+      'firstname+lastname',
+    );
+  });
+
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
     const port = t.ctx.connectors.get('airtable');
     // The registry of a production server: no custom base URL, the sandbox's own URL only.
@@ -232,7 +267,7 @@ describe('sandbox apps', () => {
 
     const none = await t.app.inject({
       method: 'POST',
-      url: '/rest/sandbox-apps/hubspot/connect',
+      url: '/rest/sandbox-apps/salesforce/connect',
       headers: ada.auth,
     });
     expect(none.statusCode).toBe(404);
