@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { setSkipPaywall, shot, signUp, sql, uniqueEmail } from './helpers';
+import { journey } from './sandbox-journey';
 
 test('a new user tries Airtable without an account: the sandbox connects and its tables are read', async ({
   page,
@@ -88,4 +89,17 @@ test('Airtable Sandbox <-> Demo CRM: automap pairs the status options, the previ
   await page.goto(`/syncs/${syncId}/issues`);
   await expect(page.getByText(/^No (open )?issues/).first()).toBeVisible();
   await shot(page, '44-sandbox-crm-no-issues');
+});
+
+// Last of the run: the Demo CRM is shared by the tests above, and this sync adds HubSpot's contacts to it.
+test('HubSpot Sandbox <-> Demo CRM: automap (a Full name for contacts), preview, apply; no issue, no duplicate, in step', async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await journey(
+    page,
+    { option: 'HubSpot', button: 'Use the HubSpot Sandbox' },
+    { option: 'PostgreSQL', button: 'Use Demo CRM' },
+    '47-hubspot-crm',
+  );
 });
