@@ -129,7 +129,7 @@ describe('Attio connector against the simulator', () => {
     if (!made?.ok) return;
     const stored = sim.read('deals', made.remoteId).values as Record<string, Record<string, unknown>[]>;
     expect(stored.value?.[0]?.currency_value).toBe(12345.5);
-    expect((stored.stage?.[0]?.status as { title: string }).title).toBe('Won 🎉');
+    expect((stored.stage?.[0]?.status as { title: string } | undefined)?.title).toBe('Won 🎉');
     expect(stored.associated_company?.[0]?.target_record_id).toBe(company);
     const [back] = await connector.readRecords('deals', [made.remoteId]);
     expect(back?.fields).toMatchObject({
