@@ -7,6 +7,13 @@ export {
   startAirtableSimulator,
 } from './airtable/index.ts';
 export {
+  type AttioSimulator,
+  AttioState,
+  DEFAULT_TOKEN as ATTIO_DEFAULT_TOKEN,
+  type StartAttioSimulatorOptions,
+  startAttioSimulator,
+} from './attio/index.ts';
+export {
   DRIVE_TOKEN as GOOGLE_SHEETS_DRIVE_TOKEN,
   type GoogleSheetsSimulator,
   GoogleSheetsState,

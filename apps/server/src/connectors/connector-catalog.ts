@@ -173,7 +173,15 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Attio',
     connectorType: 'attio',
-    auth: { type: 'oauth2', requiredItems: [item('apiKey', 'API key', 'password', { optional: true })] },
+    // Available once registered: an API key (sign in with Attio is not built yet).
+    auth: {
+      type: 'connection_items',
+      requiredItems: [
+        item('apiKey', 'API key', 'password', {
+          help: 'In Attio: Workspace settings > Developers > New access token, with Records read-write and Object configuration read; then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
+        }),
+      ],
+    },
     requiredBaseExtras: [],
     isInBeta: true,
   },

@@ -1,5 +1,6 @@
 import { ConnectorError } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
+import { type AttioSettings, createAttioPort } from '@lockstep/connectors/attio';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
 import { createHubSpotPort, type HubSpotSettings } from '@lockstep/connectors/hubspot';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
@@ -153,6 +154,17 @@ const hubspot = (settings: HubSpotSettings): ConnectorPort => {
   };
 };
 
+/** Attio: an API key (no OAuth yet); the API host is the server's (LOCKSTEP_ATTIO_API_URL). */
+const attio = (settings: AttioSettings): ConnectorPort => {
+  const port = createAttioPort(settings);
+  return {
+    type: 'attio',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
 /**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
@@ -211,6 +223,7 @@ export function createConnectorRegistry(options: {
   };
   airtable?: AirtableSettings;
   hubspot?: HubSpotSettings;
+  attio?: AttioSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -238,6 +251,7 @@ export function createConnectorRegistry(options: {
     ],
     ['airtable', airtable({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.airtable })],
     ['hubspot', hubspot(options.hubspot ?? {})],
+    ['attio', attio(options.attio ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

@@ -1,5 +1,6 @@
 import type { TableConnector } from '@lockstep/connectors';
 import { type AirtableSettings, createAirtableRuntimeConnector } from '@lockstep/connectors/airtable';
+import { type AttioSettings, createAttioRuntimeConnector } from '@lockstep/connectors/attio';
 import {
   createGoogleSheetsRuntimeConnector,
   type GoogleSheetsSettings,
@@ -98,11 +99,21 @@ export function hubspotRuntimeFactory(settings: HubSpotSettings): Factory {
   return cachedFactory((secrets) => createHubSpotRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Attio in runs: an API key per connection; the 100 reads and 25 writes per second per token shared
+ * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
+ * and its attribute cache last across a run's chunks.
+ */
+export function attioRuntimeFactory(settings: AttioSettings): Factory {
+  return cachedFactory((secrets) => createAttioRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
     airtable?: AirtableSettings;
     hubspot?: HubSpotSettings;
+    attio?: AttioSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -138,6 +149,7 @@ export function createRuntimeConnectors(
       }),
     airtable: airtableRuntimeFactory(options.airtable ?? {}),
     hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
+    attio: attioRuntimeFactory(options.attio ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

@@ -1,0 +1,136 @@
+/**
+ * Attio for the REST layer and the runtime. A connection holds an API key (`accessToken`, sent as a
+ * bearer token; made in Workspace settings > Developers); OAuth is not built yet. The one base is the
+ * workspace the key belongs to; its tables are the workspace's objects (people, companies, deals and
+ * custom objects), each table's remote id the object's api_slug.
+ */
+import type pg from 'pg';
+import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
+import { ConnectorError } from '../sdk/connector';
+import { ATTIO_API_URL, type AttioClientOptions, attioSelf, createAttioClient } from './attio-api';
+import { type AttioConnector, type AttioObject, createAttioConnector } from './attio-connector';
+import { type AttioAttribute, attioFields } from './attio-values';
+
+export type AttioItems = Record<string, string>;
+
+export type AttioSettings = ApiUrlSettings & {
+  /** The API every connection uses (https://api.attio.com; the simulator in tests). */
+  apiUrl?: string;
+  /** Shares the rate-limit budget between worker processes (PostgreSQL store). */
+  pool?: pg.Pool | null;
+  /** Client tuning (tests): attempts, sleep, pacing. */
+  client?: Pick<
+    AttioClientOptions,
+    'maxAttempts' | 'maxRetryAfterMs' | 'sleep' | 'readsPerSecond' | 'writesPerSecond'
+  >;
+};
+
+function tokenOf(items: AttioItems): string {
+  const token = (items.accessToken ?? items.apiKey ?? '').trim();
+  if (!token) {
+    throw new ConnectorError(
+      'auth_invalid',
+      'no Attio API key',
+      'Enter an Attio API key (Workspace settings > Developers > New access token).',
+    );
+  }
+  return token;
+}
+
+/** The app's API, or a `baseUrl` item the server honours (its sandbox simulators, a local server). */
+const apiUrlOf = (settings: AttioSettings, items: AttioItems) =>
+  resolveApiUrl('Attio', settings.apiUrl ?? ATTIO_API_URL, settings, items);
+
+function clientFor(settings: AttioSettings, items: AttioItems) {
+  return createAttioClient({
+    baseUrl: apiUrlOf(settings, items),
+    token: tokenOf(items),
+    pool: settings.pool ?? null,
+    // A person is waiting: a 429 is not slept through for long.
+    maxRetryAfterMs: 5_000,
+    maxAttempts: 3,
+    ...settings.client,
+  });
+}
+
+type SelectOption = { id: { option_id?: string; status_id?: string }; title: string; is_archived?: boolean };
+
+/** Discovery of one object: its synced attributes as canonical fields, select/status titles as choices. */
+export function attioDiscoveredTable(
+  object: AttioObject,
+  attributes: AttioAttribute[],
+  choices: Map<string, string[]> = new Map(),
+) {
+  const slug = object.api_slug ?? object.id.object_id;
+  const fields = attioFields(attributes, (a) => choices.get(a.api_slug));
+  return {
+    remoteId: slug,
+    name: object.plural_noun ?? object.singular_noun ?? slug,
+    extras: {
+      attioObjectId: object.id.object_id,
+      unsupportedFields: attributes
+        .filter((a) => !a.is_archived && !fields.some((f) => f.attribute.api_slug === a.api_slug))
+        .map((a) => a.api_slug),
+    },
+    fields: fields.map(({ attribute: _a, part: _p, ...f }) => f),
+  };
+}
+
+export function createAttioPort(settings: AttioSettings = {}) {
+  return {
+    type: 'attio' as const,
+    /** The token and its workspace (`GET /v2/self`): a cheap authenticated call. */
+    async check(items: AttioItems): Promise<{ accountEmail: string | null }> {
+      await attioSelf(clientFor(settings, items));
+      return { accountEmail: null };
+    },
+    /** One base: the Attio workspace. */
+    async listBases(items: AttioItems) {
+      const self = await attioSelf(clientFor(settings, items));
+      return [
+        {
+          remoteId: self.workspace_id,
+          name: self.workspace_name ?? `Attio workspace ${self.workspace_slug ?? ''}`.trim(),
+        },
+      ];
+    },
+    /** Every object of the workspace with its attributes (`GET /v2/objects`, then per object). */
+    async discoverSchema(items: AttioItems, _workspaceId: string) {
+      const client = clientFor(settings, items);
+      const { body } = await client.request<{ data: AttioObject[] }>({ method: 'GET', path: '/v2/objects' });
+      const tables = [];
+      for (const object of body.data) {
+        const slug = object.api_slug ?? object.id.object_id;
+        const path = `/v2/objects/${encodeURIComponent(slug)}/attributes`;
+        const attrs = (await client.request<{ data: AttioAttribute[] }>({ method: 'GET', path })).body.data;
+        const choices = new Map<string, string[]>();
+        for (const a of attrs) {
+          if (a.is_archived || (a.type !== 'select' && a.type !== 'status')) continue;
+          const kind = a.type === 'select' ? 'options' : 'statuses';
+          const { body: opts } = await client.request<{ data: SelectOption[] }>({
+            method: 'GET',
+            path: `${path}/${encodeURIComponent(a.api_slug)}/${kind}`,
+          });
+          choices.set(
+            a.api_slug,
+            opts.data.filter((o) => !o.is_archived).map((o) => o.title),
+          );
+        }
+        tables.push(attioDiscoveredTable(object, attrs, choices));
+      }
+      return tables;
+    },
+  };
+}
+
+export type AttioPort = ReturnType<typeof createAttioPort>;
+
+/** The connector a run uses for one connection (tables are objects). */
+export function createAttioRuntimeConnector(settings: AttioSettings, items: AttioItems): AttioConnector {
+  return createAttioConnector({
+    baseUrl: apiUrlOf(settings, items),
+    token: tokenOf(items),
+    pool: settings.pool ?? null,
+    ...settings.client,
+  });
+}
