@@ -128,6 +128,7 @@ export async function boot(
     const resolveItems = (items: Record<string, string>) =>
       resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
     const hubspot = { ...saas, apiUrl: config.hubspot.apiUrl };
+    const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -135,6 +136,7 @@ export async function boot(
         supabase: { rootCa: config.supabase.rootCa },
         airtable: { ...airtable, pool },
         hubspot: { ...hubspot, pool },
+        pipedrive: { ...pipedrive, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -161,6 +163,7 @@ export async function boot(
         supabase: config.supabase,
         airtable: { ...airtable, pool },
         hubspot: { ...hubspot, pool },
+        pipedrive: { ...pipedrive, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),
