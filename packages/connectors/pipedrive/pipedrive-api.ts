@@ -250,7 +250,8 @@ export function createPipedriveClient(options: PipedriveClientOptions): Pipedriv
     const remaining = numberHeader(headers, 'x-ratelimit-remaining');
     const reset = numberHeader(headers, 'x-ratelimit-reset');
     if (remaining !== null && remaining <= 0 && reset !== null && reset > 0) {
-      const until = now() + Math.min(reset * 1000, PIPEDRIVE_BURST_WINDOW_MS * 2);
+      const until =
+        now() + (options.rateLimitWaitMs ?? Math.min(reset * 1000, PIPEDRIVE_BURST_WINDOW_MS * 2));
       windowGates.set(currentKey, Math.max(windowGates.get(currentKey) ?? 0, until));
     }
   }

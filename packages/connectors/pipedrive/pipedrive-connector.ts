@@ -99,8 +99,8 @@ export type PipedriveField = {
 
 type Standard = {
   key: string;
-  /** The key of the same field in the v1 fields listing (its name as the account shows it). */
-  v1Key?: string;
+  /** The keys the same field may have in the v1 fields listing (its name as the account shows it). */
+  v1Key?: string | string[];
   label: string;
   type: CanonicalFieldType;
   kind: Kind;
@@ -122,9 +122,11 @@ const STANDARD: Record<PipedriveEntityType, Standard[]> = {
     { key: 'name', v1Key: 'name', label: 'Name', type: 'text', kind: 'plain' },
     { key: 'first_name', v1Key: 'first_name', label: 'First name', type: 'text', kind: 'plain' },
     { key: 'last_name', v1Key: 'last_name', label: 'Last name', type: 'text', kind: 'plain' },
-    { key: 'email', v1Key: 'email', label: 'Email', type: 'email', kind: 'primary_email' },
-    { key: 'phone', v1Key: 'phone', label: 'Phone', type: 'phone', kind: 'primary_phone' },
+    { key: 'email', v1Key: ['email', 'emails'], label: 'Email', type: 'email', kind: 'primary_email' },
+    { key: 'phone', v1Key: ['phone', 'phones'], label: 'Phone', type: 'phone', kind: 'primary_phone' },
     { key: 'org_id', v1Key: 'org_id', label: 'Organization', type: 'number', kind: 'int' },
+    // Only given when the company has contact sync enabled (otherwise read as empty).
+    { key: 'job_title', v1Key: 'job_title', label: 'Job title', type: 'text', kind: 'plain' },
     OWNER,
     ...TIMES,
   ],
@@ -148,11 +150,17 @@ const STANDARD: Record<PipedriveEntityType, Standard[]> = {
       kind: 'plain',
       choices: ['open', 'won', 'lost'],
     },
-    { key: 'pipeline_id', v1Key: 'pipeline', label: 'Pipeline', type: 'number', kind: 'int' },
+    {
+      key: 'pipeline_id',
+      v1Key: ['pipeline_id', 'pipeline'],
+      label: 'Pipeline',
+      type: 'number',
+      kind: 'int',
+    },
     { key: 'stage_id', v1Key: 'stage_id', label: 'Stage', type: 'number', kind: 'int' },
     { key: 'person_id', v1Key: 'person_id', label: 'Contact person', type: 'number', kind: 'int' },
     { key: 'org_id', v1Key: 'org_id', label: 'Organization', type: 'number', kind: 'int' },
-    { ...OWNER, v1Key: 'user_id' },
+    { ...OWNER, v1Key: ['user_id', 'owner_id'] },
     {
       key: 'expected_close_date',
       v1Key: 'expected_close_date',
@@ -205,7 +213,8 @@ export function customFieldType(fieldType: string): CanonicalFieldType | undefin
 export function pipedriveFields(type: PipedriveEntityType, defs: PipedriveFieldDef[]): PipedriveField[] {
   const byKey = new Map(defs.map((d) => [d.key, d]));
   const out: PipedriveField[] = STANDARD[type].map((s) => {
-    const def = s.v1Key ? byKey.get(s.v1Key) : undefined;
+    const keys = s.v1Key === undefined ? [] : Array.isArray(s.v1Key) ? s.v1Key : [s.v1Key];
+    const def = keys.map((k) => byKey.get(k)).find((d) => d !== undefined);
     return {
       remoteId: s.key,
       name: def?.name?.trim() || s.label,
