@@ -436,15 +436,28 @@ describe('Pipedrive connector against the simulator', () => {
     });
     const before = sim.state.list('persons').filter((e) => !e.deleted).length;
     const log429 = sim.requestLog.count({ status: 429 });
-    // More 429s than one request's attempts: the write stops (the runtime retries the chunk), and
-    // the retry with the same idempotency keys creates only what is missing.
-    sim.faults.next({ kind: 'rate_limit', count: 6, method: 'POST' });
+    // The storm starts after two creates landed, with more 429s than one request's attempts: the
+    // write stops (the runtime retries the chunk), and the retry with the same idempotency keys
+    // creates only what is missing.
+    const original = globalThis.fetch;
+    let posted = 0;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await original(input, init);
+      if (init?.method === 'POST' && res.status === 200 && ++posted === 2)
+        sim.faults.next({ kind: 'rate_limit', count: 6, method: 'POST' });
+      return res;
+    }) as typeof fetch;
     const requests = Array.from({ length: 5 }, (_, i) => ({
       kind: 'create' as const,
       fields: { name: `Storm ${i}`, email: `storm${i}@example.com` },
       idempotencyKey: `storm-${i}`,
     }));
-    const first = await storm.write('persons', requests).catch((e: unknown) => e);
+    const first = await storm
+      .write('persons', requests)
+      .catch((e: unknown) => e)
+      .finally(() => {
+        globalThis.fetch = original;
+      });
     expect(first).toMatchObject({ code: 'rate_limited' });
     const results = await storm.write('persons', requests);
     expect(results.every((r) => r.ok)).toBe(true);
