@@ -129,6 +129,7 @@ export async function boot(
       resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
     const hubspot = { ...saas, apiUrl: config.hubspot.apiUrl };
     const attio = { ...saas, apiUrl: config.attio.apiUrl };
+    const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -137,6 +138,7 @@ export async function boot(
         airtable: { ...airtable, pool },
         hubspot: { ...hubspot, pool },
         attio: { ...attio, pool },
+        pipedrive: { ...pipedrive, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -164,6 +166,7 @@ export async function boot(
         airtable: { ...airtable, pool },
         hubspot: { ...hubspot, pool },
         attio: { ...attio, pool },
+        pipedrive: { ...pipedrive, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

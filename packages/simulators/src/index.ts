@@ -52,6 +52,16 @@ export {
   startNotionSimulator,
 } from './notion/index.ts';
 export {
+  DEFAULT_OAUTH_CLIENT as PIPEDRIVE_DEFAULT_OAUTH_CLIENT,
+  DEFAULT_TOKEN as PIPEDRIVE_DEFAULT_TOKEN,
+  type PipedriveCrmSeed,
+  type PipedriveSimulator,
+  PipedriveState,
+  type StartPipedriveSimulatorOptions,
+  seedPipedriveCrm,
+  startPipedriveSimulator,
+} from './pipedrive/index.ts';
+export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,
   type SupabaseSimulator,

@@ -166,7 +166,16 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Pipedrive',
     connectorType: 'pipedrive',
-    auth: { type: 'oauth2', requiredItems: [item('apiToken', 'API token', 'password', { optional: true })] },
+    // Available once registered: the company's API token (sign in with Pipedrive is not built yet).
+    auth: {
+      type: 'connection_items',
+      requiredItems: [
+        item('apiToken', 'API token', 'password', {
+          placeholder: '40 hexadecimal characters',
+          help: 'In Pipedrive: Settings > Personal preferences > API, then copy your personal API token. Lockstep reads and writes persons, organizations and deals (custom fields included) with the permissions of that user.',
+        }),
+      ],
+    },
     requiredBaseExtras: [],
     isInBeta: false,
   },

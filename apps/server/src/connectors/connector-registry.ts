@@ -4,6 +4,7 @@ import { type AttioSettings, createAttioPort } from '@lockstep/connectors/attio'
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
 import { createHubSpotPort, type HubSpotSettings } from '@lockstep/connectors/hubspot';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
+import { createPipedrivePort, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
   assertPostgresqlHostAllowed,
   createPostgresqlPort,
@@ -165,6 +166,17 @@ const attio = (settings: AttioSettings): ConnectorPort => {
   };
 };
 
+/** Pipedrive: the company's API token (no OAuth yet); the API host is the server's (LOCKSTEP_PIPEDRIVE_API_URL). */
+const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
+  const port = createPipedrivePort(settings);
+  return {
+    type: 'pipedrive',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
 /**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
@@ -224,6 +236,7 @@ export function createConnectorRegistry(options: {
   airtable?: AirtableSettings;
   hubspot?: HubSpotSettings;
   attio?: AttioSettings;
+  pipedrive?: PipedriveSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -252,6 +265,7 @@ export function createConnectorRegistry(options: {
     ['airtable', airtable({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.airtable })],
     ['hubspot', hubspot(options.hubspot ?? {})],
     ['attio', attio(options.attio ?? {})],
+    ['pipedrive', pipedrive(options.pipedrive ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

@@ -7,6 +7,7 @@ import {
 } from '@lockstep/connectors/google-sheets';
 import { createHubSpotRuntimeConnector, type HubSpotSettings } from '@lockstep/connectors/hubspot';
 import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
+import { createPipedriveRuntimeConnector, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
   createPostgresqlConnector,
   type PgErrorOptions,
@@ -108,12 +109,22 @@ export function attioRuntimeFactory(settings: AttioSettings): Factory {
   return cachedFactory((secrets) => createAttioRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Pipedrive in runs: the company's API token per connection; the 2 s burst window per token shared
+ * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
+ * and its field cache last across a run's chunks.
+ */
+export function pipedriveRuntimeFactory(settings: PipedriveSettings): Factory {
+  return cachedFactory((secrets) => createPipedriveRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
     airtable?: AirtableSettings;
     hubspot?: HubSpotSettings;
     attio?: AttioSettings;
+    pipedrive?: PipedriveSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -150,6 +161,7 @@ export function createRuntimeConnectors(
     airtable: airtableRuntimeFactory(options.airtable ?? {}),
     hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
     attio: attioRuntimeFactory(options.attio ?? {}),
+    pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

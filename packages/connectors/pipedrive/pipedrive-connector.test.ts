@@ -1,0 +1,503 @@
+import type { CanonicalValue } from '@lockstep/engine';
+import { ManualClock, type PipedriveSimulator, startPipedriveSimulator } from '@lockstep/simulators';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readAll, runConformanceSuite } from '../sdk/conformance';
+import { mapPipedriveError, untilMidnightUtc } from './pipedrive-api';
+import {
+  createPipedriveConnector,
+  fromCanonical,
+  type PipedriveConnector,
+  type PipedriveField,
+  packIds,
+  pipedriveFields,
+  toCanonical,
+  unpackIds,
+  withPrimary,
+} from './pipedrive-connector';
+import { createPipedrivePort } from './port';
+
+type Fields = Record<string, CanonicalValue>;
+
+const fastSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 5)));
+
+function connectorFor(
+  sim: PipedriveSimulator,
+  extra: Partial<Parameters<typeof createPipedriveConnector>[0]> = {},
+) {
+  return createPipedriveConnector({
+    apiToken: sim.token,
+    baseUrl: sim.url,
+    // The simulator's limits are tested below; here the client does not pace itself.
+    perTwoSeconds: 0,
+    rateLimitWaitMs: 5,
+    sleep: fastSleep,
+    ...extra,
+  });
+}
+
+let counter = 0;
+
+function crmOf(sim: PipedriveSimulator) {
+  if (!sim.crm) throw new Error('the simulator was not seeded');
+  return sim.crm;
+}
+
+describe('Pipedrive values and helpers (pure)', () => {
+  const enumField: PipedriveField = {
+    remoteId: 'a'.repeat(40),
+    name: 'Lead source',
+    fieldType: 'single_select',
+    readOnly: false,
+    kind: 'custom',
+    pipedriveType: 'enum',
+    options: [
+      { id: 11, label: 'Website' },
+      { id: 12, label: 'Referral' },
+    ],
+  };
+  const setField: PipedriveField = { ...enumField, fieldType: 'multi_select', pipedriveType: 'set' };
+
+  it('reads option ids as labels and writes labels back as ids', () => {
+    expect(toCanonical(enumField, 12)).toBe('Referral');
+    expect(fromCanonical(enumField, 'referral')).toBe(12);
+    expect(toCanonical(setField, [12, 11])).toEqual(['Referral', 'Website']);
+    expect(toCanonical(setField, '11,12')).toEqual(['Referral', 'Website']);
+    expect(fromCanonical(setField, ['Website', 'Referral'])).toEqual([11, 12]);
+    expect(toCanonical(setField, [])).toBeNull();
+    expect(() => fromCanonical(enumField, 'Billboard')).toThrow(/not one of its options/);
+  });
+
+  it('converts numbers, dates, monetary and address custom values', () => {
+    const num: PipedriveField = { ...enumField, fieldType: 'number', pipedriveType: 'double', options: [] };
+    expect(toCanonical(num, 42.5)).toBe('42.5');
+    expect(fromCanonical(num, '42.5')).toBe(42.5);
+    expect(() => fromCanonical(num, 'lots')).toThrow(/not a number/);
+    const money: PipedriveField = { ...num, pipedriveType: 'monetary' };
+    expect(toCanonical(money, { value: 1200, currency: 'EUR' })).toBe('1200');
+    const date: PipedriveField = { ...num, fieldType: 'date', pipedriveType: 'date' };
+    expect(toCanonical(date, '2026-03-04')).toBe('2026-03-04');
+    const address: PipedriveField = { ...num, fieldType: 'text', pipedriveType: 'address' };
+    expect(toCanonical(address, { value: '1 Main St', locality: 'Springfield' })).toBe('1 Main St');
+    const time: PipedriveField = { ...num, fieldType: 'datetime', kind: 'plain', pipedriveType: 'date' };
+    expect(toCanonical(time, '2026-01-15 09:00:00')).toBe('2026-01-15T09:00:00.000Z');
+  });
+
+  it('replaces the primary email and keeps the others', () => {
+    const list = [
+      { value: 'old@x.com', primary: true, label: 'work' },
+      { value: 'home@x.com', primary: false, label: 'home' },
+    ];
+    expect(withPrimary(list, 'new@x.com', 'work')).toEqual([
+      { value: 'new@x.com', primary: true, label: 'work' },
+      { value: 'home@x.com', primary: false, label: 'home' },
+    ]);
+    expect(withPrimary([], 'a@x.com', 'work')).toEqual([{ value: 'a@x.com', primary: true, label: 'work' }]);
+    expect(withPrimary(list, null, 'work')).toEqual([{ value: 'home@x.com', primary: true, label: 'home' }]);
+  });
+
+  it('names standard fields as the account does and custom fields by name, not hash', () => {
+    const fields = pipedriveFields('persons', [
+      { key: 'name', name: 'Full name', field_type: 'varchar' },
+      { key: 'email', name: 'E-mail', field_type: 'varchar' },
+      { key: 'b'.repeat(40), name: 'Lead source', field_type: 'enum', options: [{ id: 1, label: 'Web' }] },
+      { key: 'c'.repeat(40), name: 'Lead source', field_type: 'varchar' },
+      { key: 'd'.repeat(40), name: 'Span', field_type: 'daterange' },
+    ]);
+    const by = (id: string) => fields.find((f) => f.remoteId === id);
+    expect(by('name')?.name).toBe('Full name');
+    expect(by('email')).toMatchObject({ name: 'E-mail', fieldType: 'email', readOnly: false });
+    expect(by('b'.repeat(40))).toMatchObject({ name: 'Lead source', fieldType: 'single_select' });
+    expect(by('c'.repeat(40))?.name).toBe('Lead source (cccccc)');
+    expect(by('d'.repeat(40))).toBeUndefined();
+    expect(by('id')?.readOnly).toBe(true);
+    expect(by('update_time')?.readOnly).toBe(true);
+  });
+
+  it('packs ids compactly and back', () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => String(1000 + i * 3));
+    const packed = packIds(ids);
+    expect(packed.length).toBeLessThan(2000);
+    expect([...unpackIds(packed)].sort()).toEqual([...ids].sort());
+    expect(unpackIds('').size).toBe(0);
+  });
+
+  it("maps Pipedrive's errors: 401, 400 with its text, 429 by its own signal, the daily budget", () => {
+    expect(mapPipedriveError(401, { success: false, error: 'unauthorized access' }).code).toBe(
+      'auth_invalid',
+    );
+    const bad = mapPipedriveError(400, { success: false, error: 'name is required' });
+    expect(bad.code).toBe('validation');
+    expect(bad.userFacingMessage).toMatch(/name is required/);
+    const burst = mapPipedriveError(
+      429,
+      { success: false, error: 'Request over limit' },
+      new Headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '2' }),
+    );
+    expect(burst).toMatchObject({ code: 'rate_limited', retryAfterMs: 2000 });
+    const retryAfter = mapPipedriveError(429, {}, new Headers({ 'retry-after': '3' }));
+    expect(retryAfter.retryAfterMs).toBe(3000);
+    const now = Date.UTC(2026, 0, 15, 23, 0, 0);
+    const daily = mapPipedriveError(
+      429,
+      { success: false, error: 'Daily API token budget exceeded' },
+      new Headers({ 'x-daily-requests-left': '0' }),
+      { now: () => now },
+    );
+    expect(daily.retryAfterMs).toBe(untilMidnightUtc(now));
+    expect(daily.retryAfterMs).toBe(3_600_000);
+  });
+});
+
+runConformanceSuite('Pipedrive (simulator)', async () => {
+  const clock = new ManualClock();
+  const sim = await startPipedriveSimulator({ clock, seed: { persons: 5 }, rateLimit: false });
+  const make = (token: string) => connectorFor(sim, { apiToken: token });
+  const connector = make(sim.token);
+  const leadSource = crmOf(sim).fields.leadSource.key as string;
+  const later = () => clock.advance(2_000);
+  return {
+    connector,
+    tableId: 'persons',
+    sampleFields: (): Fields => {
+      counter += 1;
+      return {
+        email: `c${counter}@example.com`,
+        name: `Conformance ${counter}`,
+        [leadSource]: 'Referral',
+      };
+    },
+    async seed(count) {
+      const ids = Array.from({ length: count }, () => {
+        counter += 1;
+        return String(
+          sim.create('persons', {
+            name: `Seeded ${counter}`,
+            emails: [{ value: `seeded${counter}@example.com`, primary: true, label: 'work' }],
+          }).id,
+        );
+      });
+      later();
+      return ids;
+    },
+    async mutate(remoteId) {
+      later();
+      const option = crmOf(sim).fields.leadSource.options?.find((o) => o.label === 'Event')?.id;
+      sim.update('persons', Number(remoteId), {
+        name: 'Changed in Pipedrive',
+        custom_fields: { [leadSource]: option },
+      });
+      later();
+      return { name: 'Changed in Pipedrive', [leadSource]: 'Event' };
+    },
+    async remove(remoteId) {
+      sim.remove('persons', Number(remoteId));
+      later();
+    },
+    invalidFields: () => ({ email: `bad${++counter}@example.com`, name: 'Bad', [leadSource]: 'Billboard' }),
+    async discover() {
+      const port = createPipedrivePort({ apiUrl: sim.url, client: { perTwoSeconds: 0 } });
+      return port.discoverSchema({ apiToken: sim.token }, String(sim.state.companyId));
+    },
+    async injectFailures(kind, count) {
+      sim.faults.clear();
+      if (count > 0)
+        sim.faults.next(kind === 'rate_limited' ? { kind: 'rate_limit', count } : { status: 502, count });
+    },
+    async badAuthConnector() {
+      return make('ffffffffffffffffffffffffffffffffffffffff');
+    },
+    close: () => sim.close(),
+  };
+});
+
+describe('Pipedrive connector against the simulator', () => {
+  let sim: PipedriveSimulator;
+  let clock: ManualClock;
+  let connector: PipedriveConnector;
+  const person = (id: string) => sim.state.get('persons', Number(id));
+  beforeAll(async () => {
+    clock = new ManualClock();
+    sim = await startPipedriveSimulator({ clock, rateLimit: false });
+    connector = connectorFor(sim);
+  });
+  afterAll(() => sim.close());
+  afterEach(() => sim.faults.clear());
+
+  it('scans every person across pages (limit <= 500, Pipedrive cursor) to the end', async () => {
+    for (let i = 0; i < 620; i++)
+      sim.create('persons', {
+        name: `Page ${i}`,
+        emails: [{ value: `page${i}@example.com`, primary: true, label: 'work' }],
+      });
+    const total = sim.state.list('persons').filter((e) => !e.deleted).length;
+    const { records, pages } = await readAll(connector, 'persons', null, 300);
+    expect(records).toHaveLength(total);
+    expect(new Set(records.map((r) => r.id)).size).toBe(total);
+    expect(pages.length).toBe(Math.ceil(total / 300));
+    const big = await readAll(connector, 'persons', null, 2000);
+    expect(big.records).toHaveLength(total);
+    const lists = sim.requestLog.entries.filter((e) => e.method === 'GET' && e.path === '/api/v2/persons');
+    expect(lists.length).toBeGreaterThanOrEqual(Math.ceil(total / 500));
+    expect(sim.requestLog.count({ status: 400 })).toBe(0);
+  });
+
+  it('reads an in-app edit and a delete incrementally (updated_since with an overlap, id sweep for deletes)', async () => {
+    // The records made so far are older than the read's overlap.
+    clock.advance(60_000);
+    const scan = await readAll(connector, 'persons', null, 1000);
+    clock.advance(60_000);
+    const [a, b] = crmOf(sim).persons as [number, number];
+    sim.update('persons', a, { name: 'Edited in Pipedrive' });
+    sim.remove('persons', b);
+    clock.advance(1_000);
+    const next = await readAll(connector, 'persons', scan.cursor, 1000);
+    expect(next.records.find((r) => r.id === String(a))?.fields.name).toBe('Edited in Pipedrive');
+    expect(next.deletedIds).toEqual([String(b)]);
+    expect(next.records.some((r) => r.id === String(b))).toBe(false);
+    // Only the changes are listed, not the whole table.
+    expect(next.records.length).toBeLessThan(5);
+    // The next read reaches back the overlap before the previous one began: the edit comes again
+    // (an echo the engine drops), the delete does not; one more read later finds nothing.
+    clock.advance(120_000);
+    const overlap = await readAll(connector, 'persons', next.cursor, 1000);
+    expect(overlap.records.map((r) => r.id)).toEqual([String(a)]);
+    expect(overlap.deletedIds).toEqual([]);
+    clock.advance(120_000);
+    const quiet = await readAll(connector, 'persons', overlap.cursor, 1000);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+  });
+
+  it('re-reads the overlap: an edit stamped in the second the previous read started is not missed', async () => {
+    const scan = await readAll(connector, 'organizations', null, 100);
+    // The edit lands in the same second as the read's start (update_time has whole seconds).
+    const org = crmOf(sim).organizations[0] as number;
+    sim.update('organizations', org, { name: 'Same second' });
+    const next = await readAll(connector, 'organizations', scan.cursor, 100);
+    expect(next.records.find((r) => r.id === String(org))?.fields.name).toBe('Same second');
+  });
+
+  it('reads a deleted deal as a delete from the status=deleted listing', async () => {
+    const scan = await readAll(connector, 'deals', null, 500);
+    clock.advance(30_000);
+    const deal = crmOf(sim).deals[0] as number;
+    sim.remove('deals', deal);
+    clock.advance(1_000);
+    const next = await readAll(connector, 'deals', scan.cursor, 500);
+    expect(next.deletedIds).toContain(String(deal));
+  });
+
+  it('converts values both ways: custom enum and set by label, primary email and phone, numbers, links', async () => {
+    const f = crmOf(sim).fields;
+    if (!f) throw new Error('no seed');
+    const fields = await connector.fieldsOf('persons');
+    const byName = (n: string) => fields.find((x) => x.name === n);
+    expect(byName('Lead source')).toMatchObject({ remoteId: f.leadSource.key, fieldType: 'single_select' });
+    expect(byName('Interests')).toMatchObject({ remoteId: f.interests.key, fieldType: 'multi_select' });
+    expect(fields.find((x) => x.remoteId === 'email')?.fieldType).toBe('email');
+    const org = String(crmOf(sim).organizations[1]);
+    const [created] = await connector.write('persons', [
+      {
+        kind: 'create',
+        fields: {
+          first_name: 'Vera',
+          last_name: 'Values',
+          email: 'Vera@Example.com',
+          phone: '+1 555 0199',
+          org_id: org,
+          [f.leadSource.key]: 'Event',
+          [f.interests.key]: ['Reporting', 'Sync'],
+          [f.preferredName.key]: 'V',
+        },
+        idempotencyKey: 'values-1',
+      },
+    ]);
+    if (!created?.ok) throw new Error(JSON.stringify(created));
+    // On the wire: ids and lists, as Pipedrive stores them.
+    const stored = person(created.remoteId);
+    expect(stored?.values.name).toBe('Vera Values');
+    expect(stored?.values.emails).toEqual([{ value: 'vera@example.com', primary: true, label: 'work' }]);
+    expect(stored?.values.org_id).toBe(Number(org));
+    const opt = (field: typeof f.leadSource, label: string) =>
+      field.options?.find((o) => o.label === label)?.id;
+    expect(stored?.custom[f.leadSource.key]).toBe(opt(f.leadSource, 'Event'));
+    expect([...((stored?.custom[f.interests.key] ?? []) as number[])].sort()).toEqual(
+      [opt(f.interests, 'Reporting'), opt(f.interests, 'Sync')].sort(),
+    );
+    // Read back canonical.
+    const [back] = await connector.readRecords('persons', [created.remoteId]);
+    expect(back?.fields).toMatchObject({
+      email: 'vera@example.com',
+      phone: '+1 555 0199',
+      org_id: org,
+      [f.leadSource.key]: 'Event',
+      [f.interests.key]: ['Reporting', 'Sync'],
+      [f.preferredName.key]: 'V',
+    });
+    // A second email added in Pipedrive survives Lockstep's change of the primary.
+    sim.update('persons', Number(created.remoteId), {
+      emails: [
+        { value: 'vera@example.com', primary: true, label: 'work' },
+        { value: 'vera@home.example', primary: false, label: 'home' },
+      ],
+    });
+    const [updated] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: created.remoteId,
+        fields: { email: 'vera.new@example.com', [f.interests.key]: null },
+        idempotencyKey: 'values-2',
+      },
+    ]);
+    expect(updated?.ok).toBe(true);
+    expect(person(created.remoteId)?.values.emails).toEqual([
+      { value: 'vera.new@example.com', primary: true, label: 'work' },
+      { value: 'vera@home.example', primary: false, label: 'home' },
+    ]);
+    expect(updated?.ok && updated.postImage?.fields[f.interests.key]).toBeNull();
+  });
+
+  it('fails one bad record alone with a clear message; the rest land', async () => {
+    const f = crmOf(sim).fields;
+    if (!f) throw new Error('no seed');
+    const [x] = crmOf(sim).persons.slice(5, 6) as [number];
+    const results = await connector.write('persons', [
+      { kind: 'create', fields: { name: 'Good one', email: 'good1@example.com' }, idempotencyKey: 'b1' },
+      {
+        kind: 'create',
+        fields: { name: 'Bad option', [f.leadSource.key]: 'Billboard' },
+        idempotencyKey: 'b2',
+      },
+      { kind: 'create', fields: { email: 'noname@example.com' }, idempotencyKey: 'b3' },
+      { kind: 'update', remoteId: '99999999', fields: { name: 'Nobody' }, idempotencyKey: 'b4' },
+      { kind: 'update', remoteId: String(x), fields: { name: 'Good two' }, idempotencyKey: 'b5' },
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, false, false, true]);
+    const [, option, noName, missing] = results;
+    if (option?.ok || noName?.ok || missing?.ok) throw new Error('expected failures');
+    expect(option?.error).toMatchObject({ code: 'validation' });
+    expect(option?.error.userFacingMessage).toMatch(/Lead source: "Billboard" is not one of its options/);
+    expect(noName?.error.code).toBe('validation');
+    expect(noName?.error.userFacingMessage).toMatch(/name is required/);
+    expect(missing?.error.code).toBe('not_found');
+    expect(person(String(x))?.values.name).toBe('Good two');
+  });
+
+  it('refuses an update or delete of a record changed since it was read (version_conflict with its current values)', async () => {
+    const [x, y] = crmOf(sim).persons.slice(7, 9) as [number, number];
+    const before = (await connector.readRecords('persons', [String(x), String(y)])).map((r) => r.fields.name);
+    sim.update('persons', x, { name: 'Edited in Pipedrive meanwhile' });
+    sim.update('persons', y, { name: 'Also edited meanwhile' });
+    const [r] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(x),
+        fields: { name: 'From the other side' },
+        expected: { name: before[0] ?? null },
+        idempotencyKey: 'stale-1',
+      },
+    ]);
+    expect(r?.ok).toBe(false);
+    if (r && !r.ok) {
+      expect(r.error.code).toBe('version_conflict');
+      expect(r.current?.fields.name).toBe('Edited in Pipedrive meanwhile');
+    }
+    expect(person(String(x))?.values.name).toBe('Edited in Pipedrive meanwhile');
+    const [ok] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(x),
+        fields: { name: 'Now it lands' },
+        expected: { name: 'Edited in Pipedrive meanwhile' },
+        idempotencyKey: 'stale-2',
+      },
+    ]);
+    expect(ok?.ok).toBe(true);
+    expect(person(String(x))?.values.name).toBe('Now it lands');
+    const [spared] = await connector.write('persons', [
+      {
+        kind: 'delete',
+        remoteId: String(y),
+        expected: { name: before[1] ?? null },
+        idempotencyKey: 'stale-3',
+      },
+    ]);
+    expect(spared?.ok).toBe(false);
+    expect(person(String(y))?.deleted).toBe(false);
+  });
+
+  it('rides out a 429 storm on writes: nothing lost, nothing doubled', async () => {
+    const storm = createPipedriveConnector({
+      apiToken: sim.token,
+      baseUrl: sim.url,
+      perTwoSeconds: 0,
+      sleep: fastSleep,
+      maxAttempts: 4,
+    });
+    const before = sim.state.list('persons').filter((e) => !e.deleted).length;
+    const log429 = sim.requestLog.count({ status: 429 });
+    // The storm starts after two creates landed, with more 429s than one request's attempts: the
+    // write stops (the runtime retries the chunk), and the retry with the same idempotency keys
+    // creates only what is missing.
+    const original = globalThis.fetch;
+    let posted = 0;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await original(input, init);
+      if (init?.method === 'POST' && res.status === 200 && ++posted === 2)
+        sim.faults.next({ kind: 'rate_limit', count: 6, method: 'POST' });
+      return res;
+    }) as typeof fetch;
+    const requests = Array.from({ length: 5 }, (_, i) => ({
+      kind: 'create' as const,
+      fields: { name: `Storm ${i}`, email: `storm${i}@example.com` },
+      idempotencyKey: `storm-${i}`,
+    }));
+    const first = await storm
+      .write('persons', requests)
+      .catch((e: unknown) => e)
+      .finally(() => {
+        globalThis.fetch = original;
+      });
+    expect(first).toMatchObject({ code: 'rate_limited' });
+    const results = await storm.write('persons', requests);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(sim.requestLog.count({ status: 429 }) - log429).toBe(6);
+    const live = sim.state.list('persons').filter((e) => !e.deleted);
+    expect(live.length - before).toBe(5);
+    const emails = live.flatMap((e) => (e.values.emails as { value: string }[]).map((m) => m.value));
+    for (let i = 0; i < 5; i++) expect(emails.filter((m) => m === `storm${i}@example.com`)).toHaveLength(1);
+    // Updates retried through 429s land once, with the value asked for.
+    sim.faults.next({ kind: 'rate_limit', count: 3, method: 'PATCH' });
+    const id = (results[0] as { remoteId: string }).remoteId;
+    const [u] = await storm.write('persons', [
+      { kind: 'update', remoteId: id, fields: { name: 'After the storm' }, idempotencyKey: 'storm-u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    expect(person(id)?.values.name).toBe('After the storm');
+  });
+
+  it("paces under Pipedrive's burst window: x-ratelimit-remaining 0 makes the next request wait for the reset", async () => {
+    const clock2 = new ManualClock();
+    const limited = await startPipedriveSimulator({ clock: clock2, seed: false, rateLimit: { burst: 3 } });
+    try {
+      const waits: number[] = [];
+      const c = createPipedriveConnector({
+        apiToken: limited.token,
+        baseUrl: limited.url,
+        perTwoSeconds: 0,
+        // The simulator's clock moves as the connector waits.
+        sleep: async (ms) => {
+          waits.push(ms);
+          clock2.advance(ms);
+        },
+        now: () => clock2.now(),
+      });
+      for (let i = 0; i < 7; i++) await c.read('organizations', null, { pageSize: 10 });
+      expect(limited.requestLog.count({ status: 429 })).toBe(0);
+      expect(c.client.headerWaits).toBeGreaterThan(0);
+      expect(waits.some((w) => w >= 1000)).toBe(true);
+    } finally {
+      await limited.close();
+    }
+  });
+});
