@@ -14,6 +14,9 @@ const modules = [
   './saas/airtable-efficiency.bench.ts',
   './saas/notion-efficiency.bench.ts',
   './saas/google-sheets-efficiency.bench.ts',
+  './saas/hubspot-efficiency.bench.ts',
+  './saas/pipedrive-efficiency.bench.ts',
+  './saas/attio-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);
