@@ -116,6 +116,12 @@ export function createAttioPort(settings: AttioSettings = {}) {
       notificationUrl: string,
       known: AttioWebhook | null,
     ): Promise<AttioWebhook> {
+      if (!notificationUrl.startsWith('https://'))
+        throw new ConnectorError(
+          'validation',
+          `Attio webhook target ${notificationUrl} is not https`,
+          "Attio sends webhooks to https addresses only: set LOCKSTEP_PUBLIC_URL to the server's public https address. Until then Attio's changes are picked up at each scheduled sync.",
+        );
       const client = clientFor(settings, items);
       const path = (id: string) => `/v2/webhooks/${encodeURIComponent(id)}`;
       if (known?.secret && known.notificationUrl === notificationUrl) {

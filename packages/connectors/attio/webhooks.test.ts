@@ -82,6 +82,17 @@ describe('Attio port: the webhook', () => {
     expect(sim.state.webhooks.get(moved.id)?.target_url).toBe(`${url}2`);
   });
 
+  it('is not asked of Attio for an address that is not https (Attio refuses them)', async () => {
+    const before = sim.requestLog.total;
+    await expect(
+      port().ensureWebhook(items(), sim.state.workspace.id, 'http://localhost:3000/webhooks/attio/c/k', null),
+    ).rejects.toMatchObject({
+      code: 'validation',
+      userFacingMessage: expect.stringMatching(/LOCKSTEP_PUBLIC_URL/),
+    });
+    expect(sim.requestLog.total).toBe(before);
+  });
+
   it('tells a key without the webhook scope apart', async () => {
     sim.addToken('attio_no_webhooks', ['record_permission:read-write', 'object_configuration:read']);
     await expect(
