@@ -103,8 +103,9 @@ export function mapAttioError(
   const code_ = b.code ?? '';
   let code: ConnectorErrorCode = defaultHttpErrorCode(status);
   if (status === 429 || type === 'rate_limit_error') code = 'rate_limited';
-  else if (status === 401 || type === 'auth_error') code = 'auth_invalid';
+  // Attio's 403 (a scope the key lacks, billing) has type auth_error too: the key itself is fine.
   else if (status === 403) code = 'permission_denied';
+  else if (status === 401 || type === 'auth_error') code = 'auth_invalid';
   else if (status === 404 || code_ === 'not_found') code = 'not_found';
   // A unique value already held by another record: not a concurrent edit, so not retried.
   else if (status === 409 || code_ === 'uniqueness_conflict') code = 'validation';

@@ -91,7 +91,8 @@ export const ATTIO_CAPABILITIES: Capabilities = {
   incrementalRead: true,
   // Deletes are reported as events: ids known to the cursor and no longer in Attio.
   deleteDetection: 'events',
-  webhooks: false,
+  // Record events wake a run (webhooks.ts; the server makes the webhook and takes its deliveries).
+  webhooks: true,
   rateLimit: ATTIO_RATE_LIMIT,
   // Every attribute of the object is a field of every record read (empty ones as null).
   recordsCarryEveryField: true,

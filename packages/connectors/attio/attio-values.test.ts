@@ -245,6 +245,14 @@ describe('Attio API helpers', () => {
     expect(mapAttioError(401, { type: 'auth_error', code: 'unauthorized', message: 'bad key' }).code).toBe(
       'auth_invalid',
     );
+    // A 403 names a scope the key lacks (type auth_error too): not a refused key.
+    const scope = mapAttioError(403, {
+      type: 'auth_error',
+      code: 'unauthorized',
+      message: 'needs webhook:read-write',
+    });
+    expect(scope.code).toBe('permission_denied');
+    expect(scope.userFacingMessage).toMatch(/webhook:read-write/);
     const bad = mapAttioError(400, {
       type: 'invalid_request_error',
       code: 'value_not_found',

@@ -39,7 +39,16 @@ export {
   type AttioItems,
   type AttioPort,
   type AttioSettings,
+  type AttioWebhook,
   attioDiscoveredTable,
   createAttioPort,
   createAttioRuntimeConnector,
 } from './port';
+export {
+  ATTIO_RECORD_EVENTS,
+  ATTIO_WEBHOOK_RETRY_WINDOW_MS,
+  type AttioWebhookDelivery,
+  attioDeliveryId,
+  parseAttioWebhook,
+  verifyAttioSignature,
+} from './webhooks';

@@ -7,11 +7,21 @@
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError } from '../sdk/connector';
-import { ATTIO_API_URL, type AttioClientOptions, attioSelf, createAttioClient } from './attio-api';
+import {
+  ATTIO_API_URL,
+  type AttioClientOptions,
+  attioSelf,
+  attioUserMessage,
+  createAttioClient,
+} from './attio-api';
 import { type AttioConnector, type AttioObject, createAttioConnector } from './attio-connector';
 import { type AttioAttribute, attioFields } from './attio-values';
+import { ATTIO_RECORD_EVENTS } from './webhooks';
 
 export type AttioItems = Record<string, string>;
+
+/** The webhook an Attio workspace sends record events to Lockstep with (kept sealed by the caller). */
+export type AttioWebhook = { id: string; secret: string; notificationUrl: string };
 
 export type AttioSettings = ApiUrlSettings & {
   /** The API every connection uses (https://api.attio.com; the simulator in tests). */
@@ -93,6 +103,61 @@ export function createAttioPort(settings: AttioSettings = {}) {
           name: self.workspace_name ?? `Attio workspace ${self.workspace_slug ?? ''}`.trim(),
         },
       ];
+    },
+    /**
+     * The workspace's webhook to `notificationUrl` for the record events of every object (so any
+     * object a sync reads): kept while Attio still has it at that address, else made again
+     * (`POST /v2/webhooks`; the secret comes back once, at creation). A webhook Lockstep made for
+     * another address is deleted once the new one exists (best effort).
+     */
+    async ensureWebhook(
+      items: AttioItems,
+      _workspaceId: string,
+      notificationUrl: string,
+      known: AttioWebhook | null,
+    ): Promise<AttioWebhook> {
+      if (!notificationUrl.startsWith('https://'))
+        throw new ConnectorError(
+          'validation',
+          `Attio webhook target ${notificationUrl} is not https`,
+          "Attio sends webhooks to https addresses only: set LOCKSTEP_PUBLIC_URL to the server's public https address. Until then Attio's changes are picked up at each scheduled sync.",
+        );
+      const client = clientFor(settings, items);
+      const path = (id: string) => `/v2/webhooks/${encodeURIComponent(id)}`;
+      if (known?.secret && known.notificationUrl === notificationUrl) {
+        try {
+          const { body } = await client.request<{ data: { target_url?: string; status?: string } }>({
+            method: 'GET',
+            path: path(known.id),
+          });
+          if (body.data?.target_url === notificationUrl && body.data.status !== 'inactive') return known;
+        } catch (error) {
+          if (!(error instanceof ConnectorError) || error.code !== 'not_found') throw error;
+          // Deleted in Attio: a new one below.
+        }
+      }
+      const { body } = await client.request<{
+        data: { id: { webhook_id: string }; secret?: string; target_url: string };
+      }>({
+        method: 'POST',
+        path: '/v2/webhooks',
+        body: {
+          data: {
+            target_url: notificationUrl,
+            subscriptions: ATTIO_RECORD_EVENTS.map((event_type) => ({ event_type, filter: null })),
+          },
+        },
+      });
+      if (!body.data?.secret)
+        throw new ConnectorError(
+          'transient',
+          'Attio made a webhook without a secret',
+          attioUserMessage('transient'),
+        );
+      if (known && known.id !== body.data.id.webhook_id) {
+        await client.request({ method: 'DELETE', path: path(known.id) }).catch(() => undefined);
+      }
+      return { id: body.data.id.webhook_id, secret: body.data.secret, notificationUrl };
     },
     /** Every object of the workspace with its attributes (`GET /v2/objects`, then per object). */
     async discoverSchema(items: AttioItems, _workspaceId: string) {

@@ -35,5 +35,14 @@ export {
   type PipedriveItems,
   type PipedrivePort,
   type PipedriveSettings,
+  type PipedriveWebhook,
   pipedriveDiscoveredTable,
 } from './port';
+export {
+  PIPEDRIVE_EVENT_OBJECTS,
+  PIPEDRIVE_WEBHOOK_RETRY_WINDOW_MS,
+  PIPEDRIVE_WEBHOOK_USER,
+  type PipedriveWebhookEvent,
+  parsePipedriveWebhook,
+  verifyPipedriveBasicAuth,
+} from './webhooks';

@@ -464,7 +464,8 @@ export const PIPEDRIVE_CAPABILITIES: Capabilities = {
   batchSize: 50,
   incrementalRead: true,
   deleteDetection: 'events',
-  webhooks: false,
+  // Webhooks v2 wake a run (webhooks.ts; the server makes them and takes their deliveries).
+  webhooks: true,
   rateLimit: PIPEDRIVE_RATE_LIMIT,
   // Every record is given every synced field of its type, unset ones as null.
   recordsCarryEveryField: true,

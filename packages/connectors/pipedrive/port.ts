@@ -4,6 +4,7 @@
  * Pipedrive company the token belongs to; its tables are the entity types (`persons`,
  * `organizations`, `deals`), each table's remote id the type.
  */
+import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError } from '../sdk/connector';
@@ -22,8 +23,24 @@ import {
   type PipedriveFieldDef,
   pipedriveFields,
 } from './pipedrive-connector';
+import { PIPEDRIVE_EVENT_OBJECTS, PIPEDRIVE_WEBHOOK_USER } from './webhooks';
 
 export type PipedriveItems = Record<string, string>;
+
+/**
+ * The webhooks a Pipedrive company sends Lockstep its changes with, one per synced object: their ids
+ * (comma-separated, in PIPEDRIVE_ENTITY_TYPES order) and the HTTP Basic password they all send.
+ */
+export type PipedriveWebhook = { id: string; secret: string; notificationUrl: string };
+
+type PipedriveWebhookRow = {
+  id: number;
+  event_object?: string;
+  event_action?: string;
+  subscription_url?: string;
+  version?: string;
+  is_active?: number | boolean;
+};
 
 export type PipedriveSettings = ApiUrlSettings & {
   /** The API every connection uses (https://api.pipedrive.com; the simulator in tests). */
@@ -123,6 +140,64 @@ export function createPipedrivePort(settings: PipedriveSettings = {}) {
           name: me.company_name ? `Pipedrive: ${me.company_name}` : `Pipedrive company ${me.company_id}`,
         },
       ];
+    },
+    /**
+     * The company's webhooks to `notificationUrl`, one per synced object (person, organization,
+     * deal; every action; version 2.0), all sending `lockstep` and one random password by HTTP Basic
+     * auth: the ones Pipedrive still lists are kept, missing ones made again
+     * (`POST /v1/webhooks`). Webhooks at the same address that Lockstep no longer knows (made by a
+     * call whose answer was lost, or with a password now replaced) are deleted (best effort).
+     */
+    async ensureWebhook(
+      items: PipedriveItems,
+      _companyId: string,
+      notificationUrl: string,
+      known: PipedriveWebhook | null,
+    ): Promise<PipedriveWebhook> {
+      const client = clientFor(settings, items);
+      const { body } = await client.request<{ data: PipedriveWebhookRow[] | null }>({
+        method: 'GET',
+        path: '/api/v1/webhooks',
+      });
+      const listed = (body?.data ?? []).filter(
+        (w) => w.subscription_url === notificationUrl && w.is_active !== 0 && w.is_active !== false,
+      );
+      const same = known?.secret && known.notificationUrl === notificationUrl;
+      const knownIds = new Set(same ? known.id.split(',') : []);
+      const secret = same ? known.secret : randomBytes(24).toString('base64url');
+      const ids: string[] = [];
+      for (const type of PIPEDRIVE_ENTITY_TYPES) {
+        const object = PIPEDRIVE_EVENT_OBJECTS[type];
+        const kept = listed.find(
+          (w) => knownIds.has(String(w.id)) && w.event_object === object && w.version !== '1.0',
+        );
+        if (kept) {
+          ids.push(String(kept.id));
+          continue;
+        }
+        const { body: made } = await client.request<{ data: { id: number } }>({
+          method: 'POST',
+          path: '/api/v1/webhooks',
+          body: {
+            subscription_url: notificationUrl,
+            event_action: '*',
+            event_object: object,
+            name: `Lockstep (${type})`,
+            http_auth_user: PIPEDRIVE_WEBHOOK_USER,
+            http_auth_password: secret,
+            version: '2.0',
+          },
+        });
+        ids.push(String(made.data.id));
+      }
+      for (const w of listed) {
+        if (ids.includes(String(w.id))) continue;
+        await client
+          .request({ method: 'DELETE', path: `/api/v1/webhooks/${encodeURIComponent(String(w.id))}` })
+          .catch(() => undefined);
+      }
+      const hook = { id: ids.join(','), secret, notificationUrl };
+      return known && JSON.stringify(hook) === JSON.stringify(known) ? known : hook;
     },
     /** Persons, organizations and deals with their standard and custom fields. */
     async discoverSchema(items: PipedriveItems, _companyId: string) {

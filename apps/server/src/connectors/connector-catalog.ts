@@ -187,7 +187,7 @@ const CATALOG: Entry[] = [
       type: 'connection_items',
       requiredItems: [
         item('apiKey', 'API key', 'password', {
-          help: 'In Attio: Workspace settings > Developers > New access token, with Records read-write and Object configuration read; then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
+          help: 'In Attio: Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once); then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
         }),
       ],
     },

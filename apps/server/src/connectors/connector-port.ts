@@ -22,12 +22,19 @@ export type BasePreview = { remoteId: string; name: string };
  */
 export type PortCallContext = { saveItems(items: Record<string, string>): Promise<void> };
 
-/** A webhook an app made for Lockstep: its id, signing secret, expiry and address. */
+/**
+ * A webhook an app made for Lockstep (kept sealed on the connection, per base): its id in the app,
+ * the address it sends to, and what checks its deliveries. Airtable: `macSecretBase64` and
+ * `expirationTime` (its webhooks last 7 days). Attio: `secret`, the key of its `Attio-Signature`.
+ * Pipedrive: one webhook per object, `id` their ids comma-separated, and `secret` the HTTP Basic
+ * password they send (user `lockstep`).
+ */
 export type AppWebhook = {
   id: string;
-  macSecretBase64: string;
-  expirationTime: string;
   notificationUrl: string;
+  macSecretBase64?: string;
+  expirationTime?: string;
+  secret?: string;
 };
 
 export type ConnectorPort = {
@@ -41,8 +48,9 @@ export type ConnectorPort = {
     context?: PortCallContext,
   ): Promise<DiscoveredTable[]>;
   /**
-   * Apps with webhooks made by API (Airtable): makes sure the base's webhook to `notificationUrl`
-   * exists and has time left; `known` is what the last call returned (kept sealed by the caller).
+   * Apps with webhooks made by API (Airtable, Attio, Pipedrive): makes sure the base's webhook to
+   * `notificationUrl` exists (and has time left); `known` is what the last call returned (kept
+   * sealed by the caller). Answers `known` itself when nothing changed.
    */
   ensureWebhook?(
     secrets: Record<string, string>,

@@ -128,7 +128,22 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
   const port = createAirtablePort(settings);
   return {
     ensureWebhook: (secrets, baseId, url, known, context) =>
-      guarded(() => port.ensureWebhook(secrets, baseId, url, known, context?.saveItems)),
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          baseId,
+          url,
+          known?.macSecretBase64 && known.expirationTime
+            ? {
+                id: known.id,
+                macSecretBase64: known.macSecretBase64,
+                expirationTime: known.expirationTime,
+                notificationUrl: known.notificationUrl,
+              }
+            : null,
+          context?.saveItems,
+        ),
+      ),
     type: 'airtable',
     ...appCalls(port),
     signInConfigured: Boolean(settings.clientId),
@@ -155,22 +170,50 @@ const hubspot = (settings: HubSpotSettings): ConnectorPort => {
   };
 };
 
-/** Attio: an API key (no OAuth yet); the API host is the server's (LOCKSTEP_ATTIO_API_URL). */
+/**
+ * Attio: an API key (no OAuth yet); the API host is the server's (LOCKSTEP_ATTIO_API_URL). Its
+ * webhook (record events) is made by API.
+ */
 const attio = (settings: AttioSettings): ConnectorPort => {
   const port = createAttioPort(settings);
   return {
     type: 'attio',
+    ensureWebhook: (secrets, baseId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          baseId,
+          url,
+          known?.secret
+            ? { id: known.id, secret: known.secret, notificationUrl: known.notificationUrl }
+            : null,
+        ),
+      ),
     check: (secrets) => guarded(() => port.check(secrets)),
     listBases: (secrets) => guarded(() => port.listBases(secrets)),
     discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
   };
 };
 
-/** Pipedrive: the company's API token (no OAuth yet); the API host is the server's (LOCKSTEP_PIPEDRIVE_API_URL). */
+/**
+ * Pipedrive: the company's API token (no OAuth yet); the API host is the server's
+ * (LOCKSTEP_PIPEDRIVE_API_URL). Its webhooks (v2, one per object) are made by API.
+ */
 const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
   const port = createPipedrivePort(settings);
   return {
     type: 'pipedrive',
+    ensureWebhook: (secrets, baseId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          baseId,
+          url,
+          known?.secret
+            ? { id: known.id, secret: known.secret, notificationUrl: known.notificationUrl }
+            : null,
+        ),
+      ),
     check: (secrets) => guarded(() => port.check(secrets)),
     listBases: (secrets) => guarded(() => port.listBases(secrets)),
     discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),

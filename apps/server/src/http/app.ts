@@ -13,8 +13,10 @@ import {
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
+import { receiveAttioWebhook } from '../routes/webhooks/receive-attio-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
+import { receivePipedriveWebhook } from '../routes/webhooks/receive-pipedrive-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
@@ -126,6 +128,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveNotionWebhook(hooks, ctx);
     receiveAirtableWebhook(hooks, ctx);
     receiveHubSpotWebhook(hooks, ctx);
+    receiveAttioWebhook(hooks, ctx);
+    receivePipedriveWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { AppContext } from '../http/context';
-import { ensureAppWebhooks } from '../services/app-webhooks';
+import { apiWebhookTypes, ensureAppWebhooks } from '../services/app-webhooks';
 
 export const REFRESH_APP_WEBHOOKS = 'refresh-app-webhooks';
 type Data = { coreBaseId?: string };
@@ -11,8 +11,9 @@ export async function requestAppWebhooks(boss: PgBoss, coreBaseId: string) {
 }
 
 /**
- * Webhooks apps make by API (Airtable's live 7 days): made when a sync is switched on, and every
- * 6 hours each one with less than two days left is refreshed (or made again if the app lost it).
+ * Webhooks apps make by API (Airtable's live 7 days; Attio's and Pipedrive's until deleted): made
+ * when a sync is switched on, and every 6 hours each one is checked: refreshed when it has less than
+ * two days left (Airtable), made again when the app lost it or it was deleted there.
  * Polling carries the changes whenever a webhook is missing, so a failure here only costs speed.
  */
 export async function registerRefreshAppWebhooks(boss: PgBoss, ctx: AppContext | null, runWorkers: boolean) {
@@ -21,18 +22,21 @@ export async function registerRefreshAppWebhooks(boss: PgBoss, ctx: AppContext |
   if (!runWorkers || !ctx) return;
   await boss.work<Data>(REFRESH_APP_WEBHOOKS, { batchSize: 1 }, async (jobs) => {
     for (const job of jobs) {
+      const types = apiWebhookTypes(ctx);
       const ids = job.data?.coreBaseId
         ? [job.data.coreBaseId]
-        : (
-            await ctx.db
-              .selectFrom('core_base')
-              .innerJoin('external_base', 'external_base.core_base_id', 'core_base.id')
-              .select('core_base.id')
-              .distinct()
-              .where('core_base.sync_state', '=', 'on')
-              .where('external_base.type', '=', 'airtable')
-              .execute()
-          ).map((r) => r.id);
+        : types.length === 0
+          ? []
+          : (
+              await ctx.db
+                .selectFrom('core_base')
+                .innerJoin('external_base', 'external_base.core_base_id', 'core_base.id')
+                .select('core_base.id')
+                .distinct()
+                .where('core_base.sync_state', '=', 'on')
+                .where('external_base.type', 'in', types)
+                .execute()
+            ).map((r) => r.id);
       for (const id of ids) {
         const problems = await ensureAppWebhooks(ctx, id);
         if (problems.length) console.error(`webhooks of sync ${id}: ${problems.join('; ')}`);

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ConnectorType } from '@lockstep/contract';
+import { ConnectorType } from '@lockstep/contract';
 import { sql } from 'kysely';
 import type { AppWebhook } from '../connectors/connector-port';
 import type { AppContext } from '../http/context';
@@ -64,17 +64,57 @@ export async function wakeSyncsReading(
   return syncs.length;
 }
 
+/** The apps that send webhooks to an address of this server made by appWebhookPath. */
+export type WebhookApp = 'airtable' | 'hubspot' | 'attio' | 'pipedrive';
+
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
-export function appWebhookPath(ctx: AppContext, app: 'airtable' | 'hubspot', connectionId: string): string {
+export function appWebhookPath(ctx: AppContext, app: WebhookApp, connectionId: string): string {
   return `/webhooks/${app}/${connectionId}/${ctx.secretBox.mac(`${app}-webhook:${connectionId}`)}`;
 }
 
 /**
- * Makes sure every base of the sync whose app makes webhooks by API (Airtable) has one pointing at
- * this server, with time left (Airtable's last 7 days): created when missing, refreshed when close
- * to expiry. Best effort: a refusal leaves polling to carry the changes, and is returned.
+ * The connection a webhook address names, when it is one of `app`'s and the key is the one this
+ * server made for it; null otherwise (the route answers 404, whatever was wrong).
+ */
+export async function connectionAtWebhookPath(
+  ctx: AppContext,
+  app: WebhookApp,
+  connectionId: string,
+  key: string,
+) {
+  const valid = /^[0-9a-f-]{36}$/.test(connectionId);
+  const connection = valid
+    ? await ctx.db
+        .selectFrom('external_connection')
+        .selectAll()
+        .where('id', '=', connectionId)
+        .executeTakeFirst()
+    : undefined;
+  const expected = appWebhookPath(ctx, app, valid ? connectionId : '');
+  if (connection?.type !== app || !sameText(expected, `/webhooks/${app}/${connectionId}/${key}`)) return null;
+  return connection;
+}
+
+/** The webhooks a connection's apps made (sealed with its secrets), whatever the base. */
+export function sealedAppWebhooks(ctx: AppContext, connection: { secrets: string }): AppWebhook[] {
+  const sealed = ctx.secretBox.open<SealedWebhooks>(connection.secrets);
+  return Object.values(sealed.appWebhooks ?? {});
+}
+
+/** The app types whose webhooks Lockstep makes by API: their ports have `ensureWebhook`. */
+export function apiWebhookTypes(ctx: AppContext): ConnectorType[] {
+  return ConnectorType.options.filter((type) => Boolean(ctx.connectors.get(type)?.ensureWebhook));
+}
+
+/**
+ * Makes sure every base of the sync whose app makes webhooks by API (Airtable, Attio, Pipedrive:
+ * the ports with `ensureWebhook`) has one pointing at this server, with time left (Airtable's last
+ * 7 days): created when missing or deleted in the app, refreshed when close to expiry. Best effort:
+ * a refusal leaves polling to carry the changes, and is returned.
  */
 export async function ensureAppWebhooks(ctx: AppContext, coreBaseId: string): Promise<string[]> {
+  const types = apiWebhookTypes(ctx);
+  if (types.length === 0) return [];
   const bases = await ctx.db
     .selectFrom('external_base')
     .innerJoin('external_connection', 'external_connection.id', 'external_base.external_connection_id')
@@ -84,7 +124,7 @@ export async function ensureAppWebhooks(ctx: AppContext, coreBaseId: string): Pr
       'external_connection.type',
     ])
     .where('external_base.core_base_id', '=', coreBaseId)
-    .where('external_base.type', '=', 'airtable')
+    .where('external_base.type', 'in', types)
     .execute();
   const problems: string[] = [];
   for (const b of bases) {
@@ -97,7 +137,7 @@ export async function ensureAppWebhooks(ctx: AppContext, coreBaseId: string): Pr
       .executeTakeFirstOrThrow();
     const sealed = openSecrets(ctx, row) as ReturnType<typeof openSecrets> & SealedWebhooks;
     const known = sealed.appWebhooks?.[b.remote_id] ?? null;
-    const url = `${ctx.config.publicUrl}${appWebhookPath(ctx, 'airtable', b.connection_id)}`;
+    const url = `${ctx.config.publicUrl}${appWebhookPath(ctx, b.type as WebhookApp, b.connection_id)}`;
     try {
       const hook = await port.ensureWebhook(
         sealed.connectionItems,
@@ -106,7 +146,7 @@ export async function ensureAppWebhooks(ctx: AppContext, coreBaseId: string): Pr
         known,
         portContext(ctx, row),
       );
-      if (JSON.stringify(hook) === JSON.stringify(known)) continue;
+      if (hook === known || JSON.stringify(hook) === JSON.stringify(known)) continue;
       // Read again: the port may have saved renewed tokens meanwhile.
       const latest = openSecrets(
         ctx,

@@ -9,7 +9,7 @@ import { ensureDatabase } from '../db/database';
 // Attio (the simulator, as LOCKSTEP_ATTIO_API_URL) <-> PostgreSQL, set up over REST as a user would
 // with an API key, and run by the real job queue with the server's own Attio wiring. Attio has no
 // modified-since filter: its changes are found by the connector's scan compared with the last read,
-// at each sync-now (no webhooks yet).
+// at each sync-now (webhooks are tested in routes/webhooks/attio-webhook.integration.test.ts).
 let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sim: AttioSimulator;

@@ -58,7 +58,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);
         await announceSyncsChanged(ctx.db).catch(() => {});
-        // Apps whose webhooks are made by API (Airtable) get theirs in the background.
+        // Apps whose webhooks are made by API (Airtable, Attio, Pipedrive) get theirs in the background.
         await requestAppWebhooks(ctx.boss, row.id);
       } else if (mappings && updated.sync_state === 'on') {
         // New or changed mappings on a live sync: carry them now (a new table pair starts with a

@@ -49,7 +49,7 @@ export function receiveAirtableWebhook(app: FastifyInstance, ctx: AppContext) {
         Object.entries(request.headers).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')]),
       );
       if (
-        !hook ||
+        !hook?.macSecretBase64 ||
         hook.id !== ping.webhook?.id ||
         !verifyAirtableNotification(hook.macSecretBase64, headers, body)
       )
