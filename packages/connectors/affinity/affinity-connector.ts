@@ -635,19 +635,17 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     }
   }
 
+  type FieldPlan = { fieldId: number; valueType: string; listSpecific: boolean; values: unknown[] }[];
+
   /**
-   * Makes the record's field values hold exactly the canonical values given: the current v1 values
-   * are read, then each field is updated, completed or emptied.
+   * The v1 values each written field is to hold, prepared before anything is written: a value
+   * Affinity would refuse fails the item while the record is untouched.
    */
-  async function writeFieldValues(
+  async function planFieldValues(
     schema: AffinityTableSchema,
-    entityId: number,
-    listEntryId: number | null,
     custom: Map<AffinityField, CanonicalValue>,
-  ): Promise<void> {
-    if (custom.size === 0) return;
-    // Prepared first: a value Affinity would refuse fails the item before anything is written.
-    const plan: { fieldId: number; valueType: string; listSpecific: boolean; values: unknown[] }[] = [];
+  ): Promise<FieldPlan> {
+    const plan: FieldPlan = [];
     let options: V1Field[] | null = null;
     for (const [f, value] of custom) {
       const meta = f.meta as AffinityFieldMeta;
@@ -665,6 +663,20 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
         values: out.values,
       });
     }
+    return plan;
+  }
+
+  /**
+   * Makes the record's field values hold exactly the planned values: the current v1 values are
+   * read, then each field is updated, completed or emptied.
+   */
+  async function writeFieldValues(
+    schema: AffinityTableSchema,
+    entityId: number,
+    listEntryId: number | null,
+    plan: FieldPlan,
+  ): Promise<void> {
+    if (plan.length === 0) return;
     const query =
       schema.ref.kind === 'list'
         ? { list_entry_id: listEntryId ?? undefined }
@@ -743,6 +755,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     r: Create,
   ): Promise<{ id: string } | { existingId: string; error: ConnectorError }> {
     const { builtins: b, custom } = split(schema, r.fields, true);
+    const plan = await planFieldValues(schema, custom);
     let entityId: number;
     let listEntryId: number | null = null;
     let id: string;
@@ -814,12 +827,13 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     }
     // Remembered before the field values: a retry of this create updates the record it made.
     idempotent.set(r.idempotencyKey, id);
-    await writeFieldValues(schema, entityId, listEntryId, custom);
+    await writeFieldValues(schema, entityId, listEntryId, plan);
     return { id };
   }
 
   async function update(schema: AffinityTableSchema, r: Update, before: Raw): Promise<void> {
     const { builtins: b, custom } = split(schema, r.fields, false);
+    const plan = await planFieldValues(schema, custom);
     const e = before as AffinityEntity;
     if (schema.ref.kind === 'persons' && b.size > 0) {
       const body: Record<string, unknown> = {};
@@ -856,8 +870,8 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     }
     if (schema.ref.kind === 'list') {
       const le = before as AffinityListEntry;
-      await writeFieldValues(schema, le.entity?.id as number, le.id, custom);
-    } else await writeFieldValues(schema, e.id, null, custom);
+      await writeFieldValues(schema, le.entity?.id as number, le.id, plan);
+    } else await writeFieldValues(schema, e.id, null, plan);
   }
 
   async function remove(schema: AffinityTableSchema, id: string): Promise<void> {
