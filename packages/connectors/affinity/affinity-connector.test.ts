@@ -291,7 +291,7 @@ describe('Affinity connector against the simulator', () => {
     const table = `list-${portfolio}`;
     const scan = await readAll(connector, table, null, 500);
     expect(scan.records.length).toBeGreaterThan(2);
-    const [first, second] = scan.records as [{ id: string }, { id: string }];
+    const [first, second] = scan.records.map((r) => ({ id: r.id })) as [{ id: string }, { id: string }];
     const e1 = sim.state.listEntries.get(Number(first.id));
     const [fv] = sim.state.cellValues(fieldId(sim, 'priority'), e1?.entityId as number, e1?.id as number);
     const low = sim.state.field(fieldId(sim, 'priority')).dropdownOptions.find((o) => o.text === 'Low')?.id;
@@ -344,6 +344,8 @@ describe('Affinity connector against the simulator', () => {
     }
     const emails = [...sim.state.persons.values()].flatMap((p) => p.emails);
     expect(emails.filter((e) => e === taken)).toHaveLength(1);
+    // The refused value failed the item before anything was made.
+    expect([...sim.state.persons.values()].some((p) => p.firstName === 'Bad')).toBe(false);
     expect(emails).toContain('good2@example.com');
   });
 
@@ -421,22 +423,32 @@ describe('Affinity connector against the simulator', () => {
 
 describe('Affinity connector under a 429 storm', () => {
   it("waits out Affinity's per-minute window by its headers: nothing lost, nothing doubled", async () => {
-    // Affinity's real limit shape, tightened: 6 requests a minute; time is the simulator's clock,
-    // which the client's sleep moves on (a wait of the window's reset is then instant).
+    // Affinity's real limit shape, tightened: 6 requests a minute per key; time is the simulator's
+    // clock, which the client's sleep moves on (waiting out a reset is then instant). Another
+    // process of the same user takes the whole window as it opens, three times over: the
+    // connector's requests draw 429s with Affinity's headers, and it waits by them.
     const clock = new ManualClock();
     const sim = await startAffinitySimulator({ idSeed: 3, seed: false, clock, rateLimit: { perMinute: 6 } });
+    const start = clock.now();
+    let taken = 0;
+    const otherProcess = async () => {
+      for (let i = 0; i < 6; i++)
+        await fetch(`${sim.url}/v2/persons?limit=1`, { headers: { authorization: `Bearer ${sim.token}` } });
+    };
     try {
       const connector = createAffinityConnector({
         apiKey: sim.token,
         baseUrl: sim.url,
-        // The client does not pace itself: every wait is Affinity's 429 answer.
+        // The client does not pace itself: every wait is Affinity's answer.
         perMinute: 0,
         maxAttempts: 20,
         now: () => clock.now(),
         sleep: async (ms) => {
           clock.advance(ms);
+          if (taken++ < 3) await otherProcess();
         },
       });
+      await otherProcess();
       const creates = Array.from({ length: 15 }, (_, i) => ({
         kind: 'create' as const,
         fields: { firstName: 'Storm', lastName: `No ${i}`, primaryEmailAddress: `storm${i}@example.com` },
@@ -444,12 +456,15 @@ describe('Affinity connector under a 429 storm', () => {
       }));
       const results = await connector.write('persons', creates);
       expect(results.every((r) => r.ok)).toBe(true);
-      expect(sim.requestLog.count({ status: 429 })).toBeGreaterThan(0);
+      expect(sim.requestLog.count({ status: 429 })).toBeGreaterThanOrEqual(3);
+      // 16 requests of the connector at 6 a minute, after three windows lost to the other process.
+      expect(clock.now() - start).toBeGreaterThanOrEqual(5 * 60_000);
       const stored = [...sim.state.persons.values()].filter((p) => p.firstName === 'Storm');
       expect(stored).toHaveLength(15);
       expect(new Set(results.map((r) => (r.ok ? r.remoteId : ''))).size).toBe(15);
       const { records } = await readAll(connector, 'persons', null, 500);
       expect(records.filter((r) => r.fields.firstName === 'Storm')).toHaveLength(15);
+      expect(records).toHaveLength(sim.state.persons.size);
     } finally {
       await sim.close();
     }
