@@ -1,4 +1,11 @@
 export {
+  type AffinitySimulator,
+  AffinityState,
+  DEFAULT_TOKEN as AFFINITY_DEFAULT_TOKEN,
+  type StartAffinitySimulatorOptions,
+  startAffinitySimulator,
+} from './affinity/index.ts';
+export {
   type AirtableSimulator,
   AirtableState,
   DEFAULT_TOKEN as AIRTABLE_DEFAULT_TOKEN,

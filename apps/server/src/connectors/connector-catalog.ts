@@ -197,7 +197,15 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Affinity',
     connectorType: 'affinity',
-    auth: { type: 'connection_items', requiredItems: [item('apiKey', 'API key', 'password')] },
+    // Available once registered: a user's API key (sign in with Affinity is not built yet).
+    auth: {
+      type: 'connection_items',
+      requiredItems: [
+        item('apiKey', 'API key', 'password', {
+          help: 'In Affinity: Settings > API > Generate an API key, then copy it. Lockstep reads and writes people, companies, opportunities and list entries (with their fields) with the permissions of the user the key belongs to; every request counts against that user’s 900 a minute and the account’s monthly API budget.',
+        }),
+      ],
+    },
     requiredBaseExtras: [],
     isInBeta: true,
   },

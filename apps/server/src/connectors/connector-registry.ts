@@ -1,4 +1,5 @@
 import { ConnectorError } from '@lockstep/connectors';
+import { type AffinitySettings, createAffinityPort } from '@lockstep/connectors/affinity';
 import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/airtable';
 import { type AttioSettings, createAttioPort } from '@lockstep/connectors/attio';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
@@ -220,6 +221,17 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
   };
 };
 
+/** Affinity: a user's API key (no OAuth yet); the API host is the server's (LOCKSTEP_AFFINITY_API_URL). */
+const affinity = (settings: AffinitySettings): ConnectorPort => {
+  const port = createAffinityPort(settings);
+  return {
+    type: 'affinity',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
 /**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
@@ -280,6 +292,7 @@ export function createConnectorRegistry(options: {
   hubspot?: HubSpotSettings;
   attio?: AttioSettings;
   pipedrive?: PipedriveSettings;
+  affinity?: AffinitySettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -309,6 +322,7 @@ export function createConnectorRegistry(options: {
     ['hubspot', hubspot(options.hubspot ?? {})],
     ['attio', attio(options.attio ?? {})],
     ['pipedrive', pipedrive(options.pipedrive ?? {})],
+    ['affinity', affinity(options.affinity ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

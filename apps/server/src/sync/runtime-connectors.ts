@@ -1,4 +1,5 @@
 import type { TableConnector } from '@lockstep/connectors';
+import { type AffinitySettings, createAffinityRuntimeConnector } from '@lockstep/connectors/affinity';
 import { type AirtableSettings, createAirtableRuntimeConnector } from '@lockstep/connectors/airtable';
 import { type AttioSettings, createAttioRuntimeConnector } from '@lockstep/connectors/attio';
 import {
@@ -118,6 +119,15 @@ export function pipedriveRuntimeFactory(settings: PipedriveSettings): Factory {
   return cachedFactory((secrets) => createPipedriveRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Affinity in runs: a user's API key per connection; the 900 requests a minute per user shared
+ * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
+ * and its field cache last across a run's chunks.
+ */
+export function affinityRuntimeFactory(settings: AffinitySettings): Factory {
+  return cachedFactory((secrets) => createAffinityRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -125,6 +135,7 @@ export function createRuntimeConnectors(
     hubspot?: HubSpotSettings;
     attio?: AttioSettings;
     pipedrive?: PipedriveSettings;
+    affinity?: AffinitySettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -162,6 +173,7 @@ export function createRuntimeConnectors(
     hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
     attio: attioRuntimeFactory(options.attio ?? {}),
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
+    affinity: affinityRuntimeFactory(options.affinity ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

@@ -1,0 +1,492 @@
+import type { CanonicalValue } from '@lockstep/engine';
+import { type AffinitySimulator, ManualClock, startAffinitySimulator } from '@lockstep/simulators';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readAll, runConformanceSuite } from '../sdk/conformance';
+import { type AffinityConnector, createAffinityConnector } from './affinity-connector';
+import { createAffinityPort } from './port';
+
+type Fields = Record<string, CanonicalValue>;
+
+const fastSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 5)));
+
+function connectorFor(
+  sim: AffinitySimulator,
+  extra: Partial<Parameters<typeof createAffinityConnector>[0]> = {},
+) {
+  return createAffinityConnector({
+    apiKey: sim.token,
+    baseUrl: sim.url,
+    // The simulator's limits are tested below; here the client does not pace itself.
+    perMinute: 0,
+    rateLimitWaitMs: 5,
+    sleep: fastSleep,
+    ...extra,
+  });
+}
+
+let counter = 0;
+
+function person(sim: AffinitySimulator, label: string): string {
+  counter += 1;
+  return String(
+    sim.create('person', {
+      first_name: label,
+      last_name: `N${counter}`,
+      emails: [`${label.toLowerCase()}${counter}@example.com`],
+    }).id,
+  );
+}
+
+function seedOf(sim: AffinitySimulator) {
+  if (!sim.seed) throw new Error('the simulator was started without its seed');
+  return sim.seed;
+}
+
+const fieldId = (sim: AffinitySimulator, name: string) => seedOf(sim).fields[name] as number;
+const cell = (sim: AffinitySimulator, field: string, entityId: number, listEntryId: number | null = null) =>
+  sim.state.cellValues(fieldId(sim, field), entityId, listEntryId).map((v) => v.value);
+
+runConformanceSuite('Affinity (simulator)', async () => {
+  const sim = await startAffinitySimulator({ idSeed: 1, seed: false, rateLimit: false });
+  const make = (token: string) => connectorFor(sim, { apiKey: token });
+  return {
+    connector: make(sim.token),
+    tableId: 'persons',
+    sampleFields: (): Fields => {
+      counter += 1;
+      return {
+        firstName: `Conformance ${counter}`,
+        lastName: 'Person',
+        primaryEmailAddress: `c${counter}@example.com`,
+      };
+    },
+    async seed(count) {
+      return Array.from({ length: count }, () => person(sim, 'Seeded'));
+    },
+    async mutate(remoteId) {
+      sim.update('person', Number(remoteId), { last_name: 'Changed in Affinity' });
+      return { lastName: 'Changed in Affinity' };
+    },
+    async remove(remoteId) {
+      sim.remove('person', Number(remoteId));
+    },
+    invalidFields: () => ({ firstName: 'Bad', lastName: 'Email', primaryEmailAddress: 'not an email' }),
+    async discover() {
+      const port = createAffinityPort({ apiUrl: sim.url, client: { perMinute: 0 } });
+      return port.discoverSchema({ apiKey: sim.token }, String(sim.state.tenant.id));
+    },
+    async injectFailures(kind, count) {
+      sim.faults.clear();
+      if (count > 0)
+        sim.faults.next(kind === 'rate_limited' ? { kind: 'rate_limit', count } : { status: 502, count });
+    },
+    async badAuthConnector() {
+      sim.addToken('affinity-revoked-key');
+      sim.revokeToken('affinity-revoked-key');
+      return make('affinity-revoked-key');
+    },
+    close: () => sim.close(),
+  };
+});
+
+describe('Affinity connector against the simulator', () => {
+  let sim: AffinitySimulator;
+  let connector: AffinityConnector;
+  beforeAll(async () => {
+    sim = await startAffinitySimulator({ idSeed: 7, rateLimit: false });
+    connector = connectorFor(sim);
+  });
+  afterAll(() => sim.close());
+  afterEach(() => sim.faults.clear());
+
+  it('checks the key and discovers persons, companies, opportunities and lists with canonical types', async () => {
+    const port = createAffinityPort({ apiUrl: sim.url, client: { perMinute: 0 } });
+    await expect(port.check({ apiKey: sim.token })).resolves.toBeDefined();
+    const bad = await port.check({ apiKey: 'wrong-key' }).catch((e) => e);
+    expect(bad.code).toBe('auth_invalid');
+    expect(bad.userFacingMessage).toMatch(/API key/);
+    const [base] = await port.listBases({ apiKey: sim.token });
+    expect(base?.remoteId).toBe(String(sim.state.tenant.id));
+    const tables = await port.discoverSchema({ apiKey: sim.token }, base?.remoteId as string);
+    const { pipeline, portfolio } = seedOf(sim).lists;
+    expect(tables.map((t) => t.remoteId)).toEqual(
+      expect.arrayContaining([
+        'persons',
+        'companies',
+        'opportunities',
+        `list-${pipeline}`,
+        `list-${portfolio}`,
+      ]),
+    );
+    const byTable = (id: string) =>
+      new Map(tables.find((t) => t.remoteId === id)?.fields.map((f) => [f.remoteId, f]));
+    const persons = byTable('persons');
+    expect(persons.get('primaryEmailAddress')).toMatchObject({ fieldType: 'email', readOnly: false });
+    expect(persons.get('emailAddresses')?.readOnly).toBe(true);
+    expect(persons.get(`field-${fieldId(sim, 'jobTitle')}`)).toMatchObject({
+      fieldType: 'text',
+      readOnly: false,
+    });
+    expect(persons.get('affinity-data-job-titles')).toMatchObject({ readOnly: true });
+    const companies = byTable('companies');
+    expect(companies.get(`field-${fieldId(sim, 'industry')}`)).toMatchObject({
+      fieldType: 'multi_select',
+      options: { choices: expect.arrayContaining(['Software', 'Fintech']) },
+    });
+    expect(companies.get('affinity-data-description')?.readOnly).toBe(true);
+    const deals = byTable(`list-${pipeline}`);
+    expect(deals.get(`field-${fieldId(sim, 'status')}`)).toMatchObject({
+      fieldType: 'single_select',
+      options: { choices: ['Lead', 'Qualified', 'Term Sheet', 'Won', 'Lost'] },
+    });
+    expect(deals.get(`field-${fieldId(sim, 'owners')}`)).toMatchObject({
+      fieldType: 'relations',
+      options: { relationTarget: 'persons' },
+    });
+    expect(deals.get('entityName')?.readOnly).toBe(false);
+    expect(deals.get('createdAt')?.readOnly).toBe(true);
+  });
+
+  it('converts values both ways: names, emails, dropdowns, ranked dropdowns, numbers, dates, people, locations', async () => {
+    const { pipeline } = seedOf(sim).lists;
+    const owner = String(seedOf(sim).users[0]);
+    const table = `list-${pipeline}`;
+    const status = `field-${fieldId(sim, 'status')}`;
+    const amount = `field-${fieldId(sim, 'amount')}`;
+    const owners = `field-${fieldId(sim, 'owners')}`;
+    const close = `field-${fieldId(sim, 'closeDate')}`;
+    const [made] = await connector.write(table, [
+      {
+        kind: 'create',
+        idempotencyKey: 'conv-1',
+        fields: {
+          entityName: 'Big deal',
+          [status]: 'Term Sheet',
+          [amount]: '1250000.5',
+          [owners]: [owner],
+          [close]: '2026-06-30T00:00:00.000Z',
+        },
+      },
+    ]);
+    expect(made?.ok).toBe(true);
+    if (!made?.ok) return;
+    const entry = sim.state.listEntries.get(Number(made.remoteId));
+    expect(entry).toBeDefined();
+    const oppId = entry?.entityId as number;
+    expect(sim.state.opportunity(oppId).name).toBe('Big deal');
+    const statusField = sim.state.field(fieldId(sim, 'status'));
+    const held = cell(sim, 'status', oppId, entry?.id ?? null);
+    expect(statusField.dropdownOptions.find((o) => o.id === held[0])?.text).toBe('Term Sheet');
+    expect(cell(sim, 'amount', oppId, entry?.id ?? null)).toEqual([1250000.5]);
+    expect(cell(sim, 'owners', oppId, entry?.id ?? null)).toEqual([Number(owner)]);
+    expect(made.postImage?.fields).toMatchObject({
+      entityName: 'Big deal',
+      [status]: 'Term Sheet',
+      [amount]: '1250000.5',
+      [owners]: [owner],
+      [close]: '2026-06-30T00:00:00.000Z',
+      entity: [String(oppId)],
+    });
+
+    // Companies: a multi-value dropdown is the whole set; a number.
+    const industry = `field-${fieldId(sim, 'industry')}`;
+    const employees = `field-${fieldId(sim, 'employees')}`;
+    const org = seedOf(sim).organizations[0] as number;
+    for (const set of [['Fintech', 'Software'], ['Fintech', 'Software'], ['Energy']]) {
+      const [r] = await connector.write('companies', [
+        {
+          kind: 'update',
+          remoteId: String(org),
+          fields: { [industry]: set, [employees]: '42' },
+          idempotencyKey: `ind-${set.length}`,
+        },
+      ]);
+      expect(r?.ok && r.postImage?.fields).toMatchObject({ [industry]: [...set].sort(), [employees]: '42' });
+    }
+    expect(cell(sim, 'industry', org)).toHaveLength(1);
+
+    // Persons: names, primary email, a location, a text field; read back as written.
+    const location = `field-${fieldId(sim, 'personLocation')}`;
+    const job = `field-${fieldId(sim, 'jobTitle')}`;
+    const [p] = await connector.write('persons', [
+      {
+        kind: 'create',
+        idempotencyKey: 'conv-p',
+        fields: {
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          primaryEmailAddress: 'ada@example.com',
+          [job]: 'Analyst',
+          [location]: { json: { city: 'London', country: 'United Kingdom' } },
+        },
+      },
+    ]);
+    expect(p?.ok).toBe(true);
+    if (!p?.ok) return;
+    const [back] = await connector.readRecords('persons', [p.remoteId]);
+    expect(back?.fields).toMatchObject({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      primaryEmailAddress: 'ada@example.com',
+      emailAddresses: ['ada@example.com'],
+      [job]: 'Analyst',
+      [location]: { json: { city: 'London', country: 'United Kingdom' } },
+    });
+    expect(sim.state.person(Number(p.remoteId)).emails).toEqual(['ada@example.com']);
+  });
+
+  it('writes a new primary email in place of the old one and keeps the other emails', async () => {
+    const id = Number(person(sim, 'Multi'));
+    sim.update('person', id, { emails: [...sim.state.person(id).emails, 'second@example.com'] });
+    const [r] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(id),
+        fields: { primaryEmailAddress: 'new.primary@example.com' },
+        idempotencyKey: 'em-1',
+      },
+    ]);
+    expect(r?.ok && r.postImage?.fields.primaryEmailAddress).toBe('new.primary@example.com');
+    expect(sim.state.person(id).emails).toEqual(['new.primary@example.com', 'second@example.com']);
+  });
+
+  it('pages persons to the end, every record once, at most the page size per request', async () => {
+    for (let i = 0; i < 130; i++) person(sim, 'Page');
+    const small = connectorFor(sim, { queryPageSize: 25 });
+    const total = sim.state.persons.size;
+    const rec = sim.requestLog.total;
+    const { records, pages } = await readAll(small, 'persons', null, 60);
+    expect(records).toHaveLength(total);
+    expect(new Set(records.map((r) => r.id)).size).toBe(total);
+    expect(pages.length).toBeGreaterThanOrEqual(Math.ceil(total / 60));
+    for (const p of pages) expect(p.records.length).toBeLessThanOrEqual(60);
+    expect(sim.requestLog.total - rec).toBeGreaterThanOrEqual(Math.ceil(total / 25));
+    const quiet = await readAll(small, 'persons', pages.at(-1)?.nextCursor ?? null, 60);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+  });
+
+  it('reads an in-app edit (a name, a field value) and a delete incrementally, and only them', async () => {
+    const small = connectorFor(sim, { queryPageSize: 40 });
+    const scan = await readAll(small, 'persons', null, 500);
+    const [named, valued, deleted] = (seedOf(sim).persons ?? []).slice(3, 6) as [number, number, number];
+    sim.update('person', named, { first_name: 'Edited' });
+    const [fv] = sim.state.cellValues(fieldId(sim, 'jobTitle'), valued, null);
+    sim.update('fieldValue', fv?.id as number, { value: 'Edited title' });
+    sim.remove('person', deleted);
+    const next = await readAll(small, 'persons', scan.cursor, 500);
+    expect(next.records.map((r) => r.id).sort()).toEqual([String(named), String(valued)].sort());
+    expect(next.records.find((r) => r.id === String(named))?.fields.firstName).toBe('Edited');
+    expect(
+      next.records.find((r) => r.id === String(valued))?.fields[`field-${fieldId(sim, 'jobTitle')}`],
+    ).toBe('Edited title');
+    expect(next.deletedIds).toEqual([String(deleted)]);
+    const quiet = await readAll(small, 'persons', next.cursor, 500);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+  });
+
+  it('reads list entries incrementally: a field edited in the app, an entry removed', async () => {
+    const { portfolio } = seedOf(sim).lists;
+    const table = `list-${portfolio}`;
+    const scan = await readAll(connector, table, null, 500);
+    expect(scan.records.length).toBeGreaterThan(2);
+    const [first, second] = scan.records.map((r) => ({ id: r.id })) as [{ id: string }, { id: string }];
+    const e1 = sim.state.listEntries.get(Number(first.id));
+    const [fv] = sim.state.cellValues(fieldId(sim, 'priority'), e1?.entityId as number, e1?.id as number);
+    const low = sim.state.field(fieldId(sim, 'priority')).dropdownOptions.find((o) => o.text === 'Low')?.id;
+    sim.update('fieldValue', fv?.id as number, { value: low === fv?.value ? 'High' : 'Low' });
+    sim.remove('listEntry', Number(second.id), portfolio);
+    const next = await readAll(connector, table, scan.cursor, 500);
+    expect(next.records.map((r) => r.id)).toEqual([first.id]);
+    expect(next.deletedIds).toEqual([second.id]);
+  });
+
+  it('fails one bad record alone in a batch, with a message for people; a taken email answers existingId', async () => {
+    const taken = sim.state.person(seedOf(sim).persons[8] as number).emails[0] as string;
+    const results = await connector.write('persons', [
+      {
+        kind: 'create',
+        fields: { firstName: 'Good', lastName: 'One', primaryEmailAddress: 'good1@example.com' },
+        idempotencyKey: 'b1',
+      },
+      {
+        kind: 'create',
+        fields: {
+          firstName: 'Bad',
+          lastName: 'Number',
+          [`field-${fieldId(sim, 'personLocation')}`]: { json: {} },
+        },
+        idempotencyKey: 'b2',
+      },
+      { kind: 'update', remoteId: '99999999', fields: { firstName: 'Nobody' }, idempotencyKey: 'b3' },
+      {
+        kind: 'create',
+        fields: { firstName: 'Dup', lastName: 'Email', primaryEmailAddress: taken },
+        idempotencyKey: 'b4',
+      },
+      {
+        kind: 'create',
+        fields: { firstName: 'Good', lastName: 'Two', primaryEmailAddress: 'good2@example.com' },
+        idempotencyKey: 'b5',
+      },
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, false, false, true]);
+    const [, bad, missing, dup] = results;
+    if (bad && !bad.ok) {
+      expect(bad.error.code).toBe('validation');
+      expect(bad.error.userFacingMessage).toMatch(/Affinity refused/);
+    }
+    if (missing && !missing.ok) expect(missing.error.code).toBe('not_found');
+    if (dup && !dup.ok) {
+      expect(dup.error.code).toBe('validation');
+      expect(dup.existingId).toBe(String(seedOf(sim).persons[8]));
+    }
+    const emails = [...sim.state.persons.values()].flatMap((p) => p.emails);
+    expect(emails.filter((e) => e === taken)).toHaveLength(1);
+    // The refused value failed the item before anything was made.
+    expect([...sim.state.persons.values()].some((p) => p.firstName === 'Bad')).toBe(false);
+    expect(emails).toContain('good2@example.com');
+  });
+
+  it('refuses an update or delete of a record edited since it was read (version_conflict with its current values)', async () => {
+    const [x, y] = (seedOf(sim).persons ?? []).slice(10, 12) as [number, number];
+    const [bx, by] = await connector.readRecords('persons', [String(x), String(y)]);
+    sim.update('person', x, { last_name: 'Edited in Affinity meanwhile' });
+    sim.update('person', y, { first_name: 'Also edited' });
+    const results = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(x),
+        fields: { lastName: 'From the other side' },
+        expected: { lastName: bx?.fields.lastName ?? null },
+        idempotencyKey: 'stale-1',
+      },
+      {
+        kind: 'delete',
+        remoteId: String(y),
+        expected: { firstName: by?.fields.firstName ?? null },
+        idempotencyKey: 'stale-2',
+      },
+    ]);
+    for (const r of results) expect(r.ok).toBe(false);
+    const r = results[0];
+    if (r && !r.ok) {
+      expect(r.error.code).toBe('version_conflict');
+      expect(r.current?.fields.lastName).toBe('Edited in Affinity meanwhile');
+    }
+    expect(sim.state.person(x).lastName).toBe('Edited in Affinity meanwhile');
+    expect(sim.state.persons.has(y)).toBe(true);
+    const [ok] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(x),
+        fields: { lastName: 'From the other side' },
+        expected: { lastName: 'Edited in Affinity meanwhile' },
+        idempotencyKey: 'stale-3',
+      },
+    ]);
+    expect(ok?.ok).toBe(true);
+    expect(sim.state.person(x).lastName).toBe('From the other side');
+  });
+
+  it('deletes persons, companies and list entries (a replay of a delete is fine)', async () => {
+    const p = person(sim, 'Gone');
+    const { portfolio } = seedOf(sim).lists;
+    const entry = [...sim.state.listEntries.values()].find((e) => e.listId === portfolio) as { id: number };
+    const org = seedOf(sim).organizations.at(-1) as number;
+    for (let i = 0; i < 2; i++) {
+      expect(
+        (await connector.write('persons', [{ kind: 'delete', remoteId: p, idempotencyKey: `d-${i}` }]))[0]
+          ?.ok,
+      ).toBe(true);
+      expect(
+        (
+          await connector.write(`list-${portfolio}`, [
+            { kind: 'delete', remoteId: String(entry.id), idempotencyKey: `e-${i}` },
+          ])
+        )[0]?.ok,
+      ).toBe(true);
+      expect(
+        (
+          await connector.write('companies', [
+            { kind: 'delete', remoteId: String(org), idempotencyKey: `o-${i}` },
+          ])
+        )[0]?.ok,
+      ).toBe(true);
+    }
+    expect(sim.state.persons.has(Number(p))).toBe(false);
+    expect(sim.state.listEntries.has(entry.id)).toBe(false);
+    expect(sim.state.organizations.has(org)).toBe(false);
+  });
+});
+
+describe('Affinity connector under a 429 storm', () => {
+  it("waits out Affinity's per-minute window by its headers: nothing lost, nothing doubled", async () => {
+    // Affinity's real limit shape, tightened: 6 requests a minute per key; time is the simulator's
+    // clock, which the client's sleep moves on (waiting out a reset is then instant). Another
+    // process of the same user takes the whole window as it opens, three times over: the
+    // connector's requests draw 429s with Affinity's headers, and it waits by them.
+    const clock = new ManualClock();
+    const sim = await startAffinitySimulator({ idSeed: 3, seed: false, clock, rateLimit: { perMinute: 6 } });
+    const start = clock.now();
+    let taken = 0;
+    const otherProcess = async () => {
+      for (let i = 0; i < 6; i++)
+        await fetch(`${sim.url}/v2/persons?limit=1`, { headers: { authorization: `Bearer ${sim.token}` } });
+    };
+    try {
+      const connector = createAffinityConnector({
+        apiKey: sim.token,
+        baseUrl: sim.url,
+        // The client does not pace itself: every wait is Affinity's answer.
+        perMinute: 0,
+        maxAttempts: 20,
+        now: () => clock.now(),
+        sleep: async (ms) => {
+          clock.advance(ms);
+          if (taken++ < 3) await otherProcess();
+        },
+      });
+      await otherProcess();
+      const creates = Array.from({ length: 15 }, (_, i) => ({
+        kind: 'create' as const,
+        fields: { firstName: 'Storm', lastName: `No ${i}`, primaryEmailAddress: `storm${i}@example.com` },
+        idempotencyKey: `storm-${i}`,
+      }));
+      const results = await connector.write('persons', creates);
+      expect(results.every((r) => r.ok)).toBe(true);
+      expect(sim.requestLog.count({ status: 429 })).toBeGreaterThanOrEqual(3);
+      // 16 requests of the connector at 6 a minute, after three windows lost to the other process.
+      expect(clock.now() - start).toBeGreaterThanOrEqual(5 * 60_000);
+      const stored = [...sim.state.persons.values()].filter((p) => p.firstName === 'Storm');
+      expect(stored).toHaveLength(15);
+      expect(new Set(results.map((r) => (r.ok ? r.remoteId : ''))).size).toBe(15);
+      const { records } = await readAll(connector, 'persons', null, 500);
+      expect(records.filter((r) => r.fields.firstName === 'Storm')).toHaveLength(15);
+      expect(records).toHaveLength(sim.state.persons.size);
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
+
+  it('does not sleep through a used-up monthly budget: rate_limited with the wait until it resets', async () => {
+    const sim = await startAffinitySimulator({ idSeed: 4, seed: false, rateLimit: { monthly: 2 } });
+    try {
+      const connector = createAffinityConnector({
+        apiKey: sim.token,
+        baseUrl: sim.url,
+        perMinute: 0,
+        maxRetryAfterMs: 60_000,
+        sleep: fastSleep,
+      });
+      await connector.read('persons', null, { pageSize: 10 }).catch(() => undefined);
+      const error = await readAll(connector, 'persons', null, 10).catch((e) => e);
+      expect(error.code).toBe('rate_limited');
+      expect(error.retryAfterMs).toBeGreaterThan(60_000);
+      expect(error.userFacingMessage).toMatch(/monthly/);
+    } finally {
+      await sim.close();
+    }
+  });
+});

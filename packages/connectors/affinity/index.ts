@@ -1,0 +1,46 @@
+export {
+  AFFINITY_API_URL,
+  AFFINITY_PER_MINUTE,
+  AFFINITY_RATE_LIMIT,
+  AFFINITY_RATE_LIMIT_WAIT_MS,
+  type AffinityClient,
+  type AffinityClientOptions,
+  type AffinityWhoAmI,
+  affinityRateLimitStore,
+  affinityRateLimitWait,
+  affinityWhoAmI,
+  createAffinityClient,
+  mapAffinityError,
+} from './affinity-api';
+export {
+  AFFINITY_BATCH_SIZE,
+  AFFINITY_CAPABILITIES,
+  AFFINITY_MAX_PAGE_SIZE,
+  type AffinityConnector,
+  type AffinityConnectorOptions,
+  type AffinityList,
+  type AffinityTableSchema,
+  createAffinityConnector,
+  fingerprint,
+  packKnown,
+  parseTable,
+  unpackKnown,
+} from './affinity-connector';
+export {
+  type AffinityField,
+  type AffinityFieldMeta,
+  type AffinityFieldValue,
+  affinityFields,
+  canonicalType,
+  fromCanonical,
+  isReadOnly,
+  toCanonical,
+} from './affinity-values';
+export {
+  type AffinityItems,
+  type AffinityPort,
+  type AffinitySettings,
+  affinityDiscoveredTable,
+  createAffinityPort,
+  createAffinityRuntimeConnector,
+} from './port';
