@@ -16,7 +16,15 @@ let t: TestApp;
 let api: Api;
 const suffix = randomBytes(4).toString('hex');
 
-type App = 'demo_crm' | 'demo_newsletter' | 'airtable' | 'notion' | 'google_sheets' | 'hubspot';
+type App =
+  | 'demo_crm'
+  | 'demo_newsletter'
+  | 'airtable'
+  | 'notion'
+  | 'google_sheets'
+  | 'hubspot'
+  | 'pipedrive'
+  | 'attio';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -294,6 +302,8 @@ const PAIRS: [App, App][] = [
   ['google_sheets', 'notion'],
   ['notion', 'airtable'],
   ['hubspot', 'demo_crm'],
+  ['pipedrive', 'demo_crm'],
+  ['attio', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {
