@@ -350,7 +350,12 @@ describe('sandbox apps', () => {
     // A person's name (personal-name) is one field, its parts two more.
     expect(col('Name')).toMatchObject({ remoteId: 'name', fieldType: 'text' });
     expect(col('Email addresses')).toMatchObject({ remoteId: 'email_addresses', fieldType: 'email' });
-    expect(col('Company')).toMatchObject({ remoteId: 'company', fieldType: 'relations' });
+    // A link to Companies (its table's remote id): it pairs with another app's linked-record field.
+    expect(col('Company')).toMatchObject({
+      remoteId: 'company',
+      fieldType: 'relations',
+      options: expect.objectContaining({ references: 'companies' }),
+    });
   });
 
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
