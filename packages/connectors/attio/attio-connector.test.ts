@@ -103,7 +103,12 @@ describe('Attio connector against the simulator', () => {
     expect(byId.get('record_id')?.readOnly).toBe(true);
     expect(byId.get('created_at')).toMatchObject({ fieldType: 'datetime', readOnly: true });
     expect(byId.get('first_email_interaction')?.readOnly).toBe(true);
-    expect(byId.get('company')).toMatchObject({ fieldType: 'relations', readOnly: false });
+    // A reference names its object's table (the api_slug, as tables are keyed), not Attio's object id.
+    expect(byId.get('company')).toMatchObject({
+      fieldType: 'relations',
+      readOnly: false,
+      options: expect.objectContaining({ references: 'companies' }),
+    });
     const deals = tables.find((t) => t.remoteId === 'deals')!;
     const stage = deals.fields.find((f) => f.remoteId === 'stage');
     expect(stage).toMatchObject({ fieldType: 'single_select' });

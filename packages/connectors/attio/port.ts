@@ -15,7 +15,7 @@ import {
   createAttioClient,
 } from './attio-api';
 import { type AttioConnector, type AttioObject, createAttioConnector } from './attio-connector';
-import { type AttioAttribute, attioFields } from './attio-values';
+import { type AttioAttribute, attioFields, referenceTarget } from './attio-values';
 import { ATTIO_RECORD_EVENTS } from './webhooks';
 
 export type AttioItems = Record<string, string>;
@@ -65,14 +65,29 @@ function clientFor(settings: AttioSettings, items: AttioItems) {
 
 type SelectOption = { id: { option_id?: string; status_id?: string }; title: string; is_archived?: boolean };
 
-/** Discovery of one object: its synced attributes as canonical fields, select/status titles as choices. */
+/**
+ * Discovery of one object: its synced attributes as canonical fields, select/status titles as
+ * choices. A record reference to one object names that object's table (its api_slug, the table's
+ * remote id) in `references`, as other connectors' linked-record fields do: that is what pairs it
+ * with a linked-record field of the other app and carries its ids through the linked tables' links.
+ * `objects` are the workspace's objects (Attio gives the allowed objects by id).
+ */
 export function attioDiscoveredTable(
   object: AttioObject,
   attributes: AttioAttribute[],
   choices: Map<string, string[]> = new Map(),
+  objects: AttioObject[] = [object],
 ) {
   const slug = object.api_slug ?? object.id.object_id;
-  const fields = attioFields(attributes, (a) => choices.get(a.api_slug));
+  const tableOf = (target: string | undefined) => {
+    if (!target) return undefined;
+    const o = objects.find((x) => x.id.object_id === target || x.api_slug === target);
+    return o ? (o.api_slug ?? o.id.object_id) : undefined;
+  };
+  const fields = attioFields(attributes, (a) => choices.get(a.api_slug)).map((f) => {
+    const references = f.fieldType === 'relations' ? tableOf(referenceTarget(f.attribute)) : undefined;
+    return references ? { ...f, options: { ...f.options, references } } : f;
+  });
   return {
     remoteId: slug,
     name: object.plural_noun ?? object.singular_noun ?? slug,
@@ -181,7 +196,7 @@ export function createAttioPort(settings: AttioSettings = {}) {
             opts.data.filter((o) => !o.is_archived).map((o) => o.title),
           );
         }
-        tables.push(attioDiscoveredTable(object, attrs, choices));
+        tables.push(attioDiscoveredTable(object, attrs, choices, body.data));
       }
       return tables;
     },

@@ -113,6 +113,33 @@ describe('Pipedrive values and helpers (pure)', () => {
     expect(by('update_time')?.readOnly).toBe(true);
   });
 
+  it('reads organization and person links as linked records of their tables, and writes one id back', () => {
+    const deals = pipedriveFields('deals', [
+      { key: 'e'.repeat(40), name: 'Partner', field_type: 'org' },
+      { key: 'f'.repeat(40), name: 'Sponsor', field_type: 'people' },
+      { key: '1'.repeat(40), name: 'Reviewer', field_type: 'user' },
+    ]);
+    const by = (id: string) => deals.find((f) => f.remoteId === id) as PipedriveField;
+    expect(by('org_id')).toMatchObject({ fieldType: 'relations', references: 'organizations' });
+    expect(by('person_id')).toMatchObject({ fieldType: 'relations', references: 'persons' });
+    expect(by('e'.repeat(40))).toMatchObject({ fieldType: 'relations', references: 'organizations' });
+    expect(by('f'.repeat(40))).toMatchObject({ fieldType: 'relations', references: 'persons' });
+    // Users are not a synced table: an owner stays an id.
+    expect(by('1'.repeat(40))).toMatchObject({ fieldType: 'number' });
+    expect(by('owner_id')).toMatchObject({ fieldType: 'number' });
+    expect(by('owner_id').references).toBeUndefined();
+
+    expect(toCanonical(by('org_id'), 12)).toEqual(['12']);
+    expect(toCanonical(by('org_id'), { id: 12, name: 'Acme' })).toEqual(['12']);
+    expect(toCanonical(by('org_id'), null)).toBeNull();
+    expect(toCanonical(by('f'.repeat(40)), { value: 7, name: 'Ada' })).toEqual(['7']);
+    expect(fromCanonical(by('org_id'), ['12'])).toBe(12);
+    expect(fromCanonical(by('org_id'), [])).toBeNull();
+    expect(fromCanonical(by('org_id'), null)).toBeNull();
+    expect(() => fromCanonical(by('person_id'), ['1', '2'])).toThrow(/links one person, not 2/);
+    expect(() => fromCanonical(by('org_id'), ['recXYZ'])).toThrow(/is not an id/);
+  });
+
   it('packs ids compactly and back', () => {
     const ids = Array.from({ length: 5000 }, (_, i) => String(1000 + i * 3));
     const packed = packIds(ids);
@@ -295,6 +322,11 @@ describe('Pipedrive connector against the simulator', () => {
     expect(byName('Lead source')).toMatchObject({ remoteId: f.leadSource.key, fieldType: 'single_select' });
     expect(byName('Interests')).toMatchObject({ remoteId: f.interests.key, fieldType: 'multi_select' });
     expect(fields.find((x) => x.remoteId === 'email')?.fieldType).toBe('email');
+    // The organization is a linked record of Organizations (the entity type is the table's remote id).
+    expect(fields.find((x) => x.remoteId === 'org_id')).toMatchObject({
+      fieldType: 'relations',
+      references: 'organizations',
+    });
     const org = String(crmOf(sim).organizations[1]);
     const [created] = await connector.write('persons', [
       {
@@ -304,7 +336,7 @@ describe('Pipedrive connector against the simulator', () => {
           last_name: 'Values',
           email: 'Vera@Example.com',
           phone: '+1 555 0199',
-          org_id: org,
+          org_id: [org],
           [f.leadSource.key]: 'Event',
           [f.interests.key]: ['Reporting', 'Sync'],
           [f.preferredName.key]: 'V',
@@ -329,7 +361,7 @@ describe('Pipedrive connector against the simulator', () => {
     expect(back?.fields).toMatchObject({
       email: 'vera@example.com',
       phone: '+1 555 0199',
-      org_id: org,
+      org_id: [org],
       [f.leadSource.key]: 'Event',
       [f.interests.key]: ['Reporting', 'Sync'],
       [f.preferredName.key]: 'V',
@@ -345,11 +377,14 @@ describe('Pipedrive connector against the simulator', () => {
       {
         kind: 'update',
         remoteId: created.remoteId,
-        fields: { email: 'vera.new@example.com', [f.interests.key]: null },
+        fields: { email: 'vera.new@example.com', [f.interests.key]: null, org_id: null },
         idempotencyKey: 'values-2',
       },
     ]);
     expect(updated?.ok).toBe(true);
+    // An emptied link clears the organization.
+    expect(person(created.remoteId)?.values.org_id ?? null).toBeNull();
+    expect(updated?.ok && updated.postImage?.fields.org_id).toBeNull();
     expect(person(created.remoteId)?.values.emails).toEqual([
       { value: 'vera.new@example.com', primary: true, label: 'work' },
       { value: 'vera@home.example', primary: false, label: 'home' },

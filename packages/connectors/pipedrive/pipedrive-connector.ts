@@ -81,7 +81,7 @@ export type PipedriveFieldDef = {
   options?: { id: number | string; label: string }[] | null;
 };
 
-type Kind = 'plain' | 'int' | 'primary_email' | 'primary_phone' | 'address' | 'custom';
+type Kind = 'plain' | 'int' | 'link' | 'primary_email' | 'primary_phone' | 'address' | 'custom';
 
 /** A synced field: a standard v2 attribute or a custom field. */
 export type PipedriveField = {
@@ -95,6 +95,8 @@ export type PipedriveField = {
   /** Option fields: id <-> label. */
   options?: { id: number | string; label: string }[];
   required?: boolean;
+  /** A link to one entity (an organization, a person): the type it links to (its table's remote id). */
+  references?: PipedriveEntityType;
 };
 
 type Standard = {
@@ -106,6 +108,7 @@ type Standard = {
   kind: Kind;
   readOnly?: boolean;
   choices?: string[];
+  references?: PipedriveEntityType;
 };
 
 const ID: Standard = { key: 'id', label: 'ID', type: 'number', kind: 'int', readOnly: true };
@@ -113,6 +116,15 @@ const TIMES: Standard[] = [
   { key: 'add_time', label: 'Created', type: 'datetime', kind: 'plain', readOnly: true },
   { key: 'update_time', label: 'Updated', type: 'datetime', kind: 'plain', readOnly: true },
 ];
+/** A person's or deal's organization: a linked record of Organizations. */
+const ORGANIZATION: Standard = {
+  key: 'org_id',
+  v1Key: 'org_id',
+  label: 'Organization',
+  type: 'relations',
+  kind: 'link',
+  references: 'organizations',
+};
 const OWNER: Standard = { key: 'owner_id', v1Key: 'owner_id', label: 'Owner', type: 'number', kind: 'int' };
 
 /** The v2 attributes synced per type (others, e.g. label_ids and visible_to, are left alone). */
@@ -124,7 +136,7 @@ const STANDARD: Record<PipedriveEntityType, Standard[]> = {
     { key: 'last_name', v1Key: 'last_name', label: 'Last name', type: 'text', kind: 'plain' },
     { key: 'email', v1Key: ['email', 'emails'], label: 'Email', type: 'email', kind: 'primary_email' },
     { key: 'phone', v1Key: ['phone', 'phones'], label: 'Phone', type: 'phone', kind: 'primary_phone' },
-    { key: 'org_id', v1Key: 'org_id', label: 'Organization', type: 'number', kind: 'int' },
+    ORGANIZATION,
     // Only given when the company has contact sync enabled (otherwise read as empty).
     { key: 'job_title', v1Key: 'job_title', label: 'Job title', type: 'text', kind: 'plain' },
     OWNER,
@@ -158,8 +170,15 @@ const STANDARD: Record<PipedriveEntityType, Standard[]> = {
       kind: 'int',
     },
     { key: 'stage_id', v1Key: 'stage_id', label: 'Stage', type: 'number', kind: 'int' },
-    { key: 'person_id', v1Key: 'person_id', label: 'Contact person', type: 'number', kind: 'int' },
-    { key: 'org_id', v1Key: 'org_id', label: 'Organization', type: 'number', kind: 'int' },
+    {
+      key: 'person_id',
+      v1Key: 'person_id',
+      label: 'Contact person',
+      type: 'relations',
+      kind: 'link',
+      references: 'persons',
+    },
+    ORGANIZATION,
     { ...OWNER, v1Key: ['user_id', 'owner_id'] },
     {
       key: 'expected_close_date',
@@ -192,9 +211,10 @@ export function customFieldType(fieldType: string): CanonicalFieldType | undefin
     case 'double':
     case 'monetary':
     case 'user':
+      return 'number';
     case 'org':
     case 'people':
-      return 'number';
+      return 'relations';
     case 'enum':
       return 'single_select';
     case 'set':
@@ -208,6 +228,9 @@ export function customFieldType(fieldType: string): CanonicalFieldType | undefin
       return undefined;
   }
 }
+
+/** The entity type a linking custom field points at (`org`, `people`). */
+const CUSTOM_REFERENCES: Record<string, PipedriveEntityType> = { org: 'organizations', people: 'persons' };
 
 /** The fields of a type: the standard attributes (named by the account) and its custom fields. */
 export function pipedriveFields(type: PipedriveEntityType, defs: PipedriveFieldDef[]): PipedriveField[] {
@@ -223,6 +246,7 @@ export function pipedriveFields(type: PipedriveEntityType, defs: PipedriveFieldD
       kind: s.kind,
       pipedriveType: def?.field_type ?? s.type,
       ...(s.choices ? { options: s.choices.map((c) => ({ id: c, label: c })) } : {}),
+      ...(s.references ? { references: s.references } : {}),
     };
   });
   const taken = new Set(out.map((f) => f.name.toLowerCase()));
@@ -243,6 +267,7 @@ export function pipedriveFields(type: PipedriveEntityType, defs: PipedriveFieldD
       pipedriveType: d.field_type,
       ...(d.options ? { options: d.options } : {}),
       ...(d.mandatory_flag ? { required: true } : {}),
+      ...(CUSTOM_REFERENCES[d.field_type] ? { references: CUSTOM_REFERENCES[d.field_type] } : {}),
     });
   }
   return out;
@@ -296,12 +321,20 @@ const labelOf = (field: PipedriveField, id: unknown): string | null => {
 /** A Pipedrive value as a canonical value. */
 export function toCanonical(field: PipedriveField, raw: unknown): CanonicalValue {
   let value: unknown = raw ?? null;
-  if (field.kind === 'custom' && value && typeof value === 'object' && !Array.isArray(value)) {
+  if (
+    (field.kind === 'custom' || field.fieldType === 'relations') &&
+    value &&
+    typeof value === 'object' &&
+    !Array.isArray(value)
+  ) {
     // monetary {value, currency}, address {value, ...parts}, a linked entity {id, name}.
     const o = value as Record<string, unknown>;
     value = 'value' in o ? o.value : 'id' in o ? o.id : null;
   }
   if (field.fieldType === 'single_select' && field.kind === 'custom') value = labelOf(field, value);
+  // A link holds one entity's id: the list of that one id (a linked record), or none.
+  if (field.fieldType === 'relations')
+    value = value === null || value === undefined || value === '' || value === 0 ? null : [String(value)];
   if (field.fieldType === 'multi_select') {
     const list = Array.isArray(value)
       ? value
@@ -352,9 +385,20 @@ export function fromCanonical(field: PipedriveField, value: CanonicalValue): unk
   };
   switch (field.fieldType) {
     case 'number':
-      return field.kind === 'int' || ['user', 'org', 'people'].includes(field.pipedriveType)
-        ? Math.trunc(asNumber())
-        : asNumber();
+      return field.kind === 'int' || field.pipedriveType === 'user' ? Math.trunc(asNumber()) : asNumber();
+    case 'relations': {
+      // Pipedrive links one entity: the id as a number, none as null.
+      const ids = (Array.isArray(value) ? value : [value]).map(String).filter((id) => id !== '');
+      if (ids.length === 0) return null;
+      if (ids.length > 1)
+        throw refused(
+          field,
+          `links one ${field.references === 'persons' ? 'person' : 'organization'}, not ${ids.length}`,
+        );
+      const id = Number(ids[0]);
+      if (!Number.isInteger(id) || id <= 0) throw refused(field, `"${ids[0]}" is not an id`);
+      return id;
+    }
     case 'single_select':
       return field.kind === 'custom' ? optionIdFor(field, String(value)) : String(value);
     case 'multi_select': {

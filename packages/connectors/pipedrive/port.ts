@@ -118,6 +118,8 @@ export function pipedriveDiscoveredTable(type: PipedriveEntityType, defs: Pipedr
           : {}),
         ...(f.required ? { required: true } : {}),
         ...(f.kind === 'custom' ? { customFieldKey: f.remoteId } : {}),
+        // A linked record names its table (the entity type), as other connectors' links do.
+        ...(f.references ? { references: f.references } : {}),
       },
     })),
   };

@@ -1,18 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { ConnectorType } from '@lockstep/contract';
 import {
   type AirtableSimulator,
+  type AttioSimulator,
   GOOGLE_SHEETS_DRIVE_TOKEN,
   GOOGLE_SHEETS_SCOPES,
   type GoogleSheetsSimulator,
   HUBSPOT_ALL_SCOPES,
   type HubSpotSimulator,
   type NotionSimulator,
+  type PipedriveSimulator,
   seedNotionWorkspace,
   startAirtableSimulator,
+  startAttioSimulator,
   startGoogleSheetsSimulator,
   startHubSpotSimulator,
   startNotionSimulator,
+  startPipedriveSimulator,
 } from '@lockstep/simulators';
 
 /**
@@ -35,6 +39,10 @@ export type SandboxApps = {
   googleSheets: GoogleSheetsSimulator[];
   /** HubSpot sandboxes, one simulator (one portal) per connect. */
   hubspot: HubSpotSimulator[];
+  /** Pipedrive sandboxes, one simulator (one company) per connect. */
+  pipedrive: PipedriveSimulator[];
+  /** Attio sandboxes, one simulator (one workspace) per connect. */
+  attio: AttioSimulator[];
   close(): Promise<void>;
 };
 
@@ -66,7 +74,21 @@ const HUBSPOT: SandboxApp = {
     'A simulated HubSpot account (portal) with contacts, companies and deals, running inside this server. Data resets when the server restarts.',
 };
 
-/** Google Sheets (and HubSpot) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
+const PIPEDRIVE: SandboxApp = {
+  connectorType: 'pipedrive',
+  displayName: 'Pipedrive Sandbox',
+  description:
+    'A simulated Pipedrive company with persons, organizations and deals, running inside this server. Data resets when the server restarts.',
+};
+
+const ATTIO: SandboxApp = {
+  connectorType: 'attio',
+  displayName: 'Attio Sandbox',
+  description:
+    'A simulated Attio workspace with people, companies, deals and projects, running inside this server. Data resets when the server restarts.',
+};
+
+/** Google Sheets (and HubSpot, Pipedrive, Attio) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
 const MAX_SHEETS_SANDBOXES = 100;
 
 /** An OAuth client of this server (its id and secret as the app knows them). */
@@ -142,14 +164,25 @@ export async function startSandboxApps(
   options.log?.(`Sandbox apps: Notion simulator at ${notion.url}`);
   const sheets: GoogleSheetsSimulator[] = [];
   const hubspots: HubSpotSimulator[] = [];
+  const pipedrives: PipedriveSimulator[] = [];
+  const attios: AttioSimulator[] = [];
   const secret = () => `${randomBytes(7).toString('hex')}${randomBytes(24).toString('hex')}`;
   return {
     airtable,
     notion,
     googleSheets: sheets,
     hubspot: hubspots,
-    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT],
-    urls: () => [airtable.url, notion.url, ...sheets.map((s) => s.url), ...hubspots.map((h) => h.url)],
+    pipedrive: pipedrives,
+    attio: attios,
+    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO],
+    urls: () => [
+      airtable.url,
+      notion.url,
+      ...sheets.map((s) => s.url),
+      ...hubspots.map((h) => h.url),
+      ...pipedrives.map((p) => p.url),
+      ...attios.map((a) => a.url),
+    ],
     async connect(type): Promise<{ name: string; items: Record<string, string> } | null> {
       if (type === 'airtable') {
         const crm = airtable.seed({ contacts: options.contacts ?? 50 });
@@ -233,6 +266,39 @@ export async function startSandboxApps(
           items: { accessToken: token, baseUrl: sim.url, sandbox: 'true' },
         };
       }
+      if (type === 'pipedrive') {
+        // A company of one's own (Pipedrive's limits are per company and token), reached by an API
+        // token of its user (40 hex characters, as Pipedrive's are); the well-known token is not registered.
+        const token = randomBytes(20).toString('hex');
+        const companyId = randomInt(1_000_000, 100_000_000);
+        const sim = await startPipedriveSimulator({
+          seed: { persons: options.contacts ?? 50 },
+          defaultToken: false,
+          tokens: [{ token }],
+          // Each company its own id (the base's remote id), as in Pipedrive.
+          companyId,
+          companyDomain: `sandbox-${companyId}`,
+        });
+        pipedrives.push(sim);
+        while (pipedrives.length > MAX_SHEETS_SANDBOXES) await pipedrives.shift()?.close();
+        return {
+          name: PIPEDRIVE.displayName,
+          items: { apiToken: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
+      if (type === 'attio') {
+        // A workspace of one's own (Attio's limits are per workspace), reached by an API key with
+        // every scope; the simulator's well-known key is not registered.
+        const token = randomBytes(32).toString('hex');
+        const sim = await startAttioSimulator({ defaultToken: false, tokens: [{ token }] });
+        attios.push(sim);
+        while (attios.length > MAX_SHEETS_SANDBOXES) await attios.shift()?.close();
+        return {
+          name: ATTIO.displayName,
+          // The catalog's item (a secret, never shown back); the port also takes accessToken.
+          items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
       return null;
     },
     close: async () => {
@@ -241,6 +307,8 @@ export async function startSandboxApps(
         notion.close(),
         ...sheets.map((s) => s.close()),
         ...hubspots.map((h) => h.close()),
+        ...pipedrives.map((p) => p.close()),
+        ...attios.map((a) => a.close()),
       ]);
     },
   };

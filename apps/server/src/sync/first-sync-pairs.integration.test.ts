@@ -7,6 +7,7 @@ import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
 import { ensureDemoDatabases } from '../demo/demo-databases';
 import { loadSyncPlan } from './load-sync-plan';
+import { relationTargets } from './relations';
 import { sideConnector } from './side-connector';
 
 // Issue 17's promise, over REST as a new user goes: for each pair the embedded default offers,
@@ -16,7 +17,15 @@ let t: TestApp;
 let api: Api;
 const suffix = randomBytes(4).toString('hex');
 
-type App = 'demo_crm' | 'demo_newsletter' | 'airtable' | 'notion' | 'google_sheets' | 'hubspot';
+type App =
+  | 'demo_crm'
+  | 'demo_newsletter'
+  | 'airtable'
+  | 'notion'
+  | 'google_sheets'
+  | 'hubspot'
+  | 'pipedrive'
+  | 'attio';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -183,13 +192,35 @@ async function previewStatus(id: string, statuses: string[]) {
 
 /**
  * Both apps read whole through their connectors and reconciled with every link, as a full rescan
- * would: per table pair, the records on each side, the links, what a run would still write, and
- * the match keys held by more than one record of a side (duplicates).
+ * would: per table pair, the records on each side, the links, what a run would still write, the
+ * linked records a relation waits for, and the match keys held by more than one record of a side
+ * (duplicates). Linked-record ids cross through the links of the tables they link to, as in a run.
+ * Reconciling compares each side with what was synced (the shadow), so a link an app dropped on
+ * write would look settled: each linked pair's relations are also compared across directly
+ * (`linksApart`: the pairs whose linked records are not each other's partners).
  */
 async function inStep(coreBaseId: string) {
   const plan = await loadSyncPlan(t.ctx.db, coreBaseId);
   if (!plan) throw new Error('no plan');
   const deps = { db: t.ctx.db, secretBox: t.ctx.secretBox, connectors: t.ctx.runtimeConnectors };
+  const targets = relationTargets(plan.mappings);
+  const partners = new Map<string, { left: Map<string, string>; right: Map<string, string> }>();
+  for (const m of plan.mappings) {
+    const rows = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select(['left_remote_id', 'right_remote_id'])
+      .where('table_mapping_id', '=', m.tableMappingId)
+      .execute();
+    const pairs = { left: new Map<string, string>(), right: new Map<string, string>() };
+    for (const r of rows)
+      if (r.left_remote_id && r.right_remote_id) {
+        pairs.left.set(r.left_remote_id, r.right_remote_id);
+        pairs.right.set(r.right_remote_id, r.left_remote_id);
+      }
+    partners.set(m.tableMappingId, pairs);
+  }
+  const resolveRelation = (fieldMappingId: string, from: 'left' | 'right', id: string) =>
+    partners.get(targets.get(fieldMappingId) ?? '')?.[from].get(id) ?? null;
   const out = [];
   for (const m of plan.mappings) {
     const read = async (side: 'left' | 'right') => {
@@ -222,7 +253,22 @@ async function inStep(coreBaseId: string) {
       left: { records: left, deletedIds: [], scanComplete: true },
       right: { records: right, deletedIds: [], scanComplete: true },
       totalLinks: links.length,
+      resolveRelation,
     });
+    const linksApart: string[] = [];
+    const byId = (records: RecordData[]) => new Map(records.map((r) => [r.id, r]));
+    const [leftById, rightById] = [byId(left), byId(right)];
+    for (const fm of m.spec.fields) {
+      if (fm.left.type !== 'relations' || fm.right.type !== 'relations' || fm.direction !== 'both') continue;
+      for (const l of links) {
+        const [L, R] = [leftById.get(l.left_remote_id ?? ''), rightById.get(l.right_remote_id ?? '')];
+        if (!L || !R) continue;
+        const ids = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+        const across = ids(L.fields[fm.left.id]).map((id) => resolveRelation(fm.id, 'left', id) ?? `?${id}`);
+        if (across.sort().join() !== ids(R.fields[fm.right.id]).sort().join())
+          linksApart.push(`${fm.left.id} ${L.id} <-> ${fm.right.id} ${R.id}`);
+      }
+    }
     const match = m.spec.fields.find((f) => f.id === m.matchOn.primary);
     const duplicates = (side: 'left' | 'right', records: RecordData[]) => {
       if (!match) return [];
@@ -239,6 +285,8 @@ async function inStep(coreBaseId: string) {
       right: right.length,
       links: links.length,
       toWrite: result.operations.map((o) => `${o.kind} ${o.side}`),
+      waiting: result.pendingRelations.map((p) => `${p.from} ${p.sourceId}: ${p.missing.join(', ')}`),
+      linksApart,
       duplicates: [...duplicates('left', left), ...duplicates('right', right)],
     });
   }
@@ -294,6 +342,8 @@ const PAIRS: [App, App][] = [
   ['google_sheets', 'notion'],
   ['notion', 'airtable'],
   ['hubspot', 'demo_crm'],
+  ['pipedrive', 'demo_crm'],
+  ['attio', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {
@@ -343,7 +393,12 @@ describe('the first sync of every pair the embedded default offers', () => {
       );
       expect(issues.items.map((i: { userFacingMessage: string }) => i.userFacingMessage)).toEqual([]);
       for (const table of await inStep(core.id)) {
-        expect(table, table.pair).toMatchObject({ toWrite: [], duplicates: [] });
+        expect(table, table.pair).toMatchObject({
+          toWrite: [],
+          waiting: [],
+          linksApart: [],
+          duplicates: [],
+        });
         expect([table.left, table.right], table.pair).toEqual([table.links, table.links]);
       }
     }, 180_000);

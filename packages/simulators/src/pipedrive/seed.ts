@@ -99,6 +99,9 @@ export function seedCrm(state: PipedriveState, options: { persons?: number } = {
   for (let i = 0; i < count; i++) {
     const first = FIRST[i % FIRST.length] ?? 'Pat';
     const last = LAST[Math.floor(i / FIRST.length + i) % LAST.length] ?? 'Doe';
+    // A person's email is first.last (as another app would hold the same person's); the first 100
+    // names are distinct, past them a number keeps the emails unique.
+    const suffix = i < FIRST.length * LAST.length ? '' : String(i);
     const custom: Record<string, unknown> = { [fields.leadSource.key]: opt(fields.leadSource, i) };
     if (i % 3 === 0) custom[fields.interests.key] = [opt(fields.interests, i), opt(fields.interests, i + 1)];
     if (i % 4 === 0) custom[fields.preferredName.key] = first;
@@ -106,7 +109,9 @@ export function seedCrm(state: PipedriveState, options: { persons?: number } = {
       name: `${first} ${last}`,
       org_id: organizations[i % organizations.length],
       owner_id: users[i % users.length],
-      emails: [{ value: `${first}.${last}${i}@example.com`.toLowerCase(), primary: true, label: 'work' }],
+      emails: [
+        { value: `${first}.${last}${suffix}@example.com`.toLowerCase(), primary: true, label: 'work' },
+      ],
       phones:
         i % 2 === 0
           ? [{ value: `+1 555 01${String(i).padStart(2, '0')}`, primary: true, label: 'mobile' }]

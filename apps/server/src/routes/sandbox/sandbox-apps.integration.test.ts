@@ -1,3 +1,4 @@
+import { ATTIO_DEFAULT_TOKEN, PIPEDRIVE_DEFAULT_TOKEN } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 
@@ -42,6 +43,8 @@ describe('sandbox apps', () => {
         expect.objectContaining({ connectorType: 'notion', displayName: 'Notion Sandbox' }),
         expect.objectContaining({ connectorType: 'google_sheets', displayName: 'Google Sheets Sandbox' }),
         expect.objectContaining({ connectorType: 'hubspot', displayName: 'HubSpot Sandbox' }),
+        expect.objectContaining({ connectorType: 'pipedrive', displayName: 'Pipedrive Sandbox' }),
+        expect.objectContaining({ connectorType: 'attio', displayName: 'Attio Sandbox' }),
       ],
     });
     const info = await api(ada, 'GET', '/rest/connector-info');
@@ -246,6 +249,113 @@ describe('sandbox apps', () => {
     expect(contacts?.externalColumns.find((c) => c.name === 'Full name')?.remoteId).toBe(
       'firstname+lastname',
     );
+  });
+
+  it('connects each user to a Pipedrive company of their own: persons, organizations and deals', async () => {
+    const mine = await api(ada, 'POST', '/rest/sandbox-apps/pipedrive/connect');
+    expect(mine).toMatchObject({ type: 'pipedrive', name: 'Pipedrive Sandbox', status: 'ok' });
+    // The API token is a secret: never returned.
+    expect(mine.connectionItems.apiToken).toBeUndefined();
+    expect(mine.connectionItems).toMatchObject({ sandbox: 'true' });
+    const theirs = await api(bob, 'POST', '/rest/sandbox-apps/pipedrive/connect');
+    expect(theirs.connectionItems.baseUrl).not.toBe(mine.connectionItems.baseUrl);
+    const sims = t.ctx.sandbox?.pipedrive ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    const company = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews;
+    const [a] = await company(ada, mine.id);
+    const [b] = await company(bob, theirs.id);
+    // A company each, with its own id.
+    expect(a.remoteId).toBe(String(sims[0]?.state.companyId));
+    expect(b.remoteId).toBe(String(sims[1]?.state.companyId));
+    expect(a.remoteId).not.toBe(b.remoteId);
+
+    // Only the connection's own token reaches a sandbox: not the simulator's well-known one.
+    const port = t.ctx.connectors.get('pipedrive');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ apiToken: PIPEDRIVE_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Pipedrive sandbox' });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'pipedrive',
+      name: 'Pipedrive Sandbox',
+      remoteId: a.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as {
+      name: string;
+      remoteId: string;
+      externalColumns: { name: string; remoteId: string; fieldType: string; options: unknown }[];
+    }[];
+    expect(tables.map((x) => x.name).sort()).toEqual(['Deals', 'Organizations', 'Persons']);
+    const persons = tables.find((x) => x.name === 'Persons');
+    const col = (name: string) => persons?.externalColumns.find((c) => c.name === name);
+    expect(col('Name')).toMatchObject({ remoteId: 'name', fieldType: 'text' });
+    expect(col('Email')).toMatchObject({ remoteId: 'email', fieldType: 'email' });
+    // The seeded custom fields, under their names.
+    expect(col('Lead source')).toMatchObject({
+      fieldType: 'single_select',
+      options: expect.objectContaining({ choices: ['Website', 'Referral', 'Event', 'Cold call'] }),
+    });
+  });
+
+  it('connects each user to an Attio workspace of their own: people, companies, deals and projects', async () => {
+    const mine = await api(ada, 'POST', '/rest/sandbox-apps/attio/connect');
+    expect(mine).toMatchObject({ type: 'attio', name: 'Attio Sandbox', status: 'ok' });
+    // The API key is a secret: never returned.
+    expect(mine.connectionItems.apiKey).toBeUndefined();
+    expect(mine.connectionItems.accessToken).toBeUndefined();
+    const theirs = await api(bob, 'POST', '/rest/sandbox-apps/attio/connect');
+    const sims = t.ctx.sandbox?.attio ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    const workspace = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews;
+    const [a] = await workspace(ada, mine.id);
+    const [b] = await workspace(bob, theirs.id);
+    expect(a.remoteId).toBe(sims[0]?.state.workspace.id);
+    expect(b.remoteId).toBe(sims[1]?.state.workspace.id);
+    expect(a.remoteId).not.toBe(b.remoteId);
+
+    const port = t.ctx.connectors.get('attio');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ apiKey: ATTIO_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Attio sandbox' });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'attio',
+      name: 'Attio Sandbox',
+      remoteId: a.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as {
+      name: string;
+      remoteId: string;
+      externalColumns: { name: string; remoteId: string; fieldType: string; options: unknown }[];
+    }[];
+    expect(tables.map((x) => x.name).sort()).toEqual(['Companies', 'Deals', 'People', 'Projects']);
+    const people = tables.find((x) => x.name === 'People');
+    const col = (name: string) => people?.externalColumns.find((c) => c.name === name);
+    // A person's name (personal-name) is one field, its parts two more.
+    expect(col('Name')).toMatchObject({ remoteId: 'name', fieldType: 'text' });
+    expect(col('Email addresses')).toMatchObject({ remoteId: 'email_addresses', fieldType: 'email' });
+    // A link to Companies (its table's remote id): it pairs with another app's linked-record field.
+    expect(col('Company')).toMatchObject({
+      remoteId: 'company',
+      fieldType: 'relations',
+      options: expect.objectContaining({ references: 'companies' }),
+    });
   });
 
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
