@@ -13,6 +13,7 @@ import {
   type PgErrorOptions,
   type PostgresqlConnector,
 } from '@lockstep/connectors/postgresql';
+import { createSalesforceRuntimeConnector, type SalesforceSettings } from '@lockstep/connectors/salesforce';
 import {
   SUPABASE_DATABASE_ERRORS,
   type SupabaseTls,
@@ -118,6 +119,16 @@ export function pipedriveRuntimeFactory(settings: PipedriveSettings): Factory {
   return cachedFactory((secrets) => createPipedriveRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Salesforce in runs: an OAuth session per connection (access token, refresh token, instance URL);
+ * sessions it renews go to the connection through `save`. One connector per connection's items, so
+ * the creates it made (idempotency keys), its describe cache and a bulk query's results in hand
+ * last across a run's chunks.
+ */
+export function salesforceRuntimeFactory(settings: SalesforceSettings): Factory {
+  return cachedFactory((secrets, save) => createSalesforceRuntimeConnector(settings, secrets, save));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -125,6 +136,7 @@ export function createRuntimeConnectors(
     hubspot?: HubSpotSettings;
     attio?: AttioSettings;
     pipedrive?: PipedriveSettings;
+    salesforce?: SalesforceSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -162,6 +174,7 @@ export function createRuntimeConnectors(
     hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
     attio: attioRuntimeFactory(options.attio ?? {}),
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
+    salesforce: salesforceRuntimeFactory(options.salesforce ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,
