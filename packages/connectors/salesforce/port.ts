@@ -18,8 +18,8 @@ import {
   SALESFORCE_LOGIN_URL,
   type SalesforceClient,
   type SalesforceClientOptions,
+  type SalesforceUserInfo,
   salesforceLimits,
-  salesforceUserInfo,
 } from './salesforce-api';
 import {
   createSalesforceConnector,
@@ -211,6 +211,39 @@ export function salesforceDiscoveredTable(d: SalesforceDescribe) {
   };
 }
 
+/**
+ * Who the session belongs to: the identity URL the token answer gave (`identityUrl`, asked on the
+ * instance), else `/services/oauth2/userinfo`; null when neither answers.
+ */
+async function whoAmI(client: SalesforceClient, items: SalesforceItems) {
+  const paths: string[] = [];
+  if (items.identityUrl) {
+    try {
+      paths.push(new URL(items.identityUrl).pathname);
+    } catch {
+      // not a URL: skipped
+    }
+  }
+  paths.push('/services/oauth2/userinfo');
+  for (const path of paths) {
+    try {
+      const { body } = await client.request<SalesforceUserInfo & { username?: string }>({
+        method: 'GET',
+        path,
+      });
+      if (body && typeof body === 'object') return body;
+    } catch (error) {
+      if (
+        !(error instanceof ConnectorError) ||
+        error.code === 'auth_invalid' ||
+        error.code === 'rate_limited'
+      )
+        throw error;
+    }
+  }
+  return null;
+}
+
 type GlobalDescribe = {
   sobjects: {
     name: string;
@@ -241,27 +274,28 @@ export function createSalesforcePort(settings: SalesforceSettings = {}) {
       save?: SaveItems,
     ): Promise<{ accountEmail: string | null; apiUsage: ApiUsage | null }> {
       const client = clientFor(settings, items, save);
-      const user = await salesforceUserInfo(client);
-      const apiUsage = await salesforceLimits(client).catch(() => client.apiUsage());
-      return { accountEmail: user.email ?? user.preferred_username ?? null, apiUsage };
+      // `/limits` is authenticated and tells the allocation left: the check itself.
+      const apiUsage = await salesforceLimits(client);
+      const user = await whoAmI(client, items);
+      return { accountEmail: user?.email ?? user?.preferred_username ?? user?.username ?? null, apiUsage };
     },
     /** One base: the org. */
     async listBases(items: SalesforceItems, save?: SaveItems) {
       const client = clientFor(settings, items, save);
-      const user = await salesforceUserInfo(client);
-      let name: string | undefined;
+      const user = await whoAmI(client, items);
+      let org: { Id: string; Name?: string } | undefined;
       try {
         const { body } = await client.request<{ records: { Id: string; Name?: string }[] }>({
           method: 'GET',
           path: '/query',
           query: { q: 'SELECT Id, Name FROM Organization' },
         });
-        name = body.records[0]?.Name;
+        org = body.records[0];
       } catch (error) {
         if (!(error instanceof ConnectorError) || error.code === 'auth_invalid') throw error;
       }
-      const id = user.organization_id ?? 'org';
-      return [{ remoteId: id, name: name ? `Salesforce: ${name}` : `Salesforce org ${id}` }];
+      const id = user?.organization_id ?? org?.Id ?? new URL(instanceUrlOf(settings, items)).host;
+      return [{ remoteId: id, name: org?.Name ? `Salesforce: ${org.Name}` : `Salesforce org ${id}` }];
     },
     /** Account, Contact, Lead, Opportunity and the custom objects, described. */
     async discoverSchema(items: SalesforceItems, _orgId: string, save?: SaveItems) {
@@ -329,6 +363,7 @@ export function createSalesforcePort(settings: SalesforceSettings = {}) {
         );
       const items: SalesforceItems = { accessToken: answer.access_token, instanceUrl: answer.instance_url };
       if (answer.refresh_token) items.refreshToken = answer.refresh_token;
+      if (answer.id) items.identityUrl = answer.id;
       // The instance URL must be one this server accepts.
       instanceUrlOf(settings, items);
       return items;

@@ -214,7 +214,7 @@ export type SalesforceClientOptions = {
 export type SalesforceClient = {
   http: HttpClient;
   apiVersion: string;
-  /** `/services/data/vXX.X` (paths not starting with /services are joined to it). */
+  /** `/services/data/vXX.X` (paths other than /services/... and /id/... are joined to it). */
   dataPath: string;
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>>;
   /** The org's daily API allocation as the last response said (null before any call). */
@@ -263,7 +263,7 @@ export function createSalesforceClient(options: SalesforceClientOptions): Salesf
   });
   const send = async <T>(request: HttpRequest) => {
     const path =
-      /^https?:\/\//i.test(request.path) || request.path.startsWith('/services/')
+      /^https?:\/\//i.test(request.path) || /^\/(services|id)\//.test(request.path)
         ? request.path
         : `${dataPath}${request.path.startsWith('/') ? '' : '/'}${request.path}`;
     const res = await http.request<T>({ ...request, path });

@@ -11,7 +11,8 @@
  *   `SystemModstamp >= previous read's start - overlap` ordered by (SystemModstamp, Id), paged by
  *   keyset on that pair (an edit during the read moves a record later: read again, never skipped).
  * - deletes: `GET /sobjects/{o}/deleted/?start=&end=` (the recycle bin window) from where the previous
- *   call's `latestDateCovered` left off (minus the overlap); ids still there (undeleted) are dropped.
+ *   call's `latestDateCovered` left off (Salesforce covers the window up to it; seconds are ignored,
+ *   so a delete shows once its minute has passed); ids still there (undeleted) are dropped.
  *   A cursor older than the window answers INVALID_REPLICATION_DATE: cursor_invalid, a full rescan.
  * - write: sObject Collections (`/composite/sobjects`, 200 a call, allOrNone false) with per-item
  *   results; at least `bulkWriteThreshold` requests of a kind go as one Bulk API 2.0 ingest job (CSV
@@ -115,7 +116,7 @@ type ChangesCursor = {
   m: 'changes';
   /** This read's lower bound on SystemModstamp (ms). */
   since: number;
-  /** Lower bound of the deleted window (ms): the last latestDateCovered minus the overlap. */
+  /** Lower bound of the deleted window (ms): the last call's latestDateCovered. */
   del: number;
   /** A read under way: the next read's lower bound (this read's start minus the overlap). */
   next?: number;
@@ -443,7 +444,8 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
     const covered = Date.parse(body.latestDateCovered ?? '');
     return {
       deletedIds: ids.filter((id) => !back.has(id)),
-      del: (Number.isNaN(covered) ? server : covered) - overlap,
+      // Salesforce guarantees the window up to latestDateCovered: the next call starts there.
+      del: Number.isNaN(covered) ? from : covered,
     };
   }
 
