@@ -286,6 +286,8 @@ export class SalesforceState {
     const out = new Map<string, Value>();
     const errors: SfError[] = [];
     const readOnly: string[] = [];
+    /** Fields given with a bad value: reported once, not also as missing. */
+    const given = new Set<string>();
     for (const [key, raw] of Object.entries(input)) {
       if (key === 'attributes') continue;
       const fd = fieldDef(obj, key);
@@ -300,8 +302,10 @@ export class SalesforceState {
         continue;
       }
       const r = this.normalize(fd, raw);
-      if ('error' in r) errors.push(r.error);
-      else out.set(fd.name, r.value);
+      if ('error' in r) {
+        errors.push(r.error);
+        given.add(fd.name);
+      } else out.set(fd.name, r.value);
     }
     if (readOnly.length > 0) {
       errors.unshift({
@@ -312,7 +316,15 @@ export class SalesforceState {
     }
     // Required: non-nillable, createable fields without a default, on insert and when cleared.
     const missing = obj.fields.filter((fd) => {
-      if (fd.nillable || !fd.createable || fd.defaultedOnCreate || fd.type === 'boolean') return false;
+      if (
+        fd.nillable ||
+        !fd.createable ||
+        fd.defaultedOnCreate ||
+        fd.type === 'boolean' ||
+        given.has(fd.name)
+      ) {
+        return false;
+      }
       if (out.has(fd.name)) return out.get(fd.name) === null;
       return existing === undefined;
     });

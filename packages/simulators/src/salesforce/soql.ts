@@ -503,13 +503,16 @@ function userValue(state: SalesforceState, field: string): Value {
   return values[field] ?? null;
 }
 
-function compare(a: Value, b: Value): number {
+/** Text compares case-insensitively, as SOQL does; ids are case-sensitive and compare exactly. */
+function compare(a: Value, b: Value, exact = false): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
-  const x = String(a).toLowerCase();
-  const y = String(b).toLowerCase();
+  const x = exact ? String(a) : String(a).toLowerCase();
+  const y = exact ? String(b) : String(b).toLowerCase();
   return x < y ? -1 : x > y ? 1 : 0;
 }
+
+const isId = (fd: FieldDef) => fd.type === 'id' || fd.type === 'reference';
 
 function literalValue(fd: FieldDef, lit: Literal): Value {
   switch (lit.kind) {
@@ -549,7 +552,7 @@ function matches(state: SalesforceState, rec: SfRecord, c: Cond): boolean {
       const v = pathValue(state, rec, c.path);
       const hit = c.values.some((lit) => {
         const w = literalValue(c.path.field, lit);
-        return v === null || w === null ? v === w : compare(v, w) === 0;
+        return v === null || w === null ? v === w : compare(v, w, isId(c.path.field)) === 0;
       });
       return c.negated ? !hit && v !== null : hit;
     }
@@ -586,10 +589,11 @@ function matches(state: SalesforceState, rec: SfRecord, c: Cond): boolean {
         }
       }
       const w = literalValue(c.path.field, c.value);
-      if (c.op === '=') return v === null || w === null ? v === w : compare(v, w) === 0;
-      if (c.op === '!=') return v === null || w === null ? v !== w : compare(v, w) !== 0;
+      const exact = isId(c.path.field);
+      if (c.op === '=') return v === null || w === null ? v === w : compare(v, w, exact) === 0;
+      if (c.op === '!=') return v === null || w === null ? v !== w : compare(v, w, exact) !== 0;
       if (v === null || w === null) return false;
-      const r = compare(v, w);
+      const r = compare(v, w, exact);
       if (c.op === '<') return r < 0;
       if (c.op === '<=') return r <= 0;
       if (c.op === '>') return r > 0;
@@ -616,7 +620,7 @@ export function runQuery(state: SalesforceState, soql: string, options: { all?: 
       if (x === null && y === null) continue;
       if (x === null) return o.nullsLast ? 1 : -1;
       if (y === null) return o.nullsLast ? -1 : 1;
-      const r = compare(x, y);
+      const r = compare(x, y, isId(o.path.field));
       if (r !== 0) return o.desc ? -r : r;
     }
     // Without ORDER BY the order is unspecified in Salesforce; the simulator uses creation order.
