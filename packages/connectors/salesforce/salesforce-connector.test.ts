@@ -1,13 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { CanonicalValue } from '@lockstep/engine';
-import { ManualClock } from '@lockstep/simulators';
+import { ManualClock, type SalesforceSimulator, startSalesforceSimulator } from '@lockstep/simulators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-// The simulator's package index does not export it yet (sf-sim): its own index until then.
-import {
-  DEFAULT_OAUTH_CLIENT,
-  type SalesforceSimulator,
-  startSalesforceSimulator,
-} from '../../simulators/src/salesforce/index.ts';
 import { readAll, runConformanceSuite } from '../sdk/conformance';
 import type { WriteResult } from '../sdk/connector';
 import { createSalesforcePort } from './port';
@@ -481,15 +475,17 @@ describe('Salesforce limits and sessions', () => {
   it('renews an expired session once with the refresh token (INVALID_SESSION_ID) and saves it', async () => {
     const sim = await startSalesforceSimulator({ idSeed: 6, seed: false, rateLimit: false });
     try {
+      // The simulator's connected app.
+      const client = sim.oauth.clients[0]!;
       const settings = {
         apiUrl: sim.url,
-        clientId: DEFAULT_OAUTH_CLIENT.clientId,
-        clientSecret: DEFAULT_OAUTH_CLIENT.clientSecret,
+        clientId: client.clientId,
+        clientSecret: client.clientSecret,
         client: { perSecond: 0 },
       };
       const port = createSalesforcePort(settings);
       // Sign in with Salesforce: the web-server flow with PKCE, as the browser would follow it.
-      const redirectUri = DEFAULT_OAUTH_CLIENT.redirectUris[0] as string;
+      const redirectUri = client.redirectUris[0] as string;
       const verifier = randomBytes(32).toString('base64url');
       const challenge = createHash('sha256').update(verifier).digest('base64url');
       const authorize = port.authorizeUrl({ redirectUri, state: 's1', codeChallenge: challenge });
