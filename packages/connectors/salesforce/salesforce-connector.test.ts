@@ -415,6 +415,60 @@ describe('Salesforce Bulk API 2.0', () => {
     }
   });
 
+  it('maps results back by Id or values, not by position (Salesforce does not keep the upload order)', async () => {
+    const sim = await startSalesforceSimulator({
+      idSeed: 8,
+      seed: false,
+      rateLimit: false,
+      bulk: { processingMs: 0 },
+    });
+    // A proxy in front of the client reverses the rows of every bulk result.
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await original(input, init);
+      if (!/\/(successfulResults|failedResults)$/.test(new URL(String(input)).pathname)) return res;
+      const [header, ...rows] = (await res.text()).split('\n').filter((l) => l !== '');
+      const text = `${[header, ...rows.reverse()].join('\n')}\n`;
+      return new Response(text, { status: res.status, headers: res.headers });
+    }) as typeof fetch;
+    try {
+      const connector = connectorFor(sim, { bulkWriteThreshold: 3 });
+      const requests = ['a', 'b', 'bad', 'c'].map((x) => ({
+        kind: 'create' as const,
+        fields: (x === 'bad'
+          ? { FirstName: 'No last name' }
+          : { LastName: x, Email: `${x}@order.example` }) as Fields,
+        idempotencyKey: `order-${x}`,
+      }));
+      const results = await connector.write('Contact', requests);
+      expect(results.map((r) => r.ok)).toEqual([true, true, false, true]);
+      for (const [k, x] of ['a', 'b', 'bad', 'c'].entries()) {
+        const r = results[k];
+        if (!r?.ok) continue;
+        expect(sim.get('Contact', r.remoteId)?.Email).toBe(`${x}@order.example`);
+      }
+      const updates = await connector.write(
+        'Contact',
+        results.flatMap((r, k) =>
+          r.ok
+            ? [
+                {
+                  kind: 'update' as const,
+                  remoteId: r.remoteId,
+                  fields: { Title: `T${k}` },
+                  idempotencyKey: `ou-${k}`,
+                },
+              ]
+            : [],
+        ),
+      );
+      expect(updates.map((r) => r.ok && sim.get('Contact', r.remoteId)?.Title)).toEqual(['T0', 'T1', 'T3']);
+    } finally {
+      globalThis.fetch = original;
+      await sim.close();
+    }
+  });
+
   it('scans a large object with one query job in a handful of calls', async () => {
     const clock = new ManualClock();
     const sim = await startSalesforceSimulator({
