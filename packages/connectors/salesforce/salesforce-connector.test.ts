@@ -311,6 +311,17 @@ describe('Salesforce connector against the simulator', () => {
     expect(again?.ok).toBe(true);
   });
 
+  it('answers a create refused for a unique value with existingId (the runtime links instead of duplicating)', async () => {
+    const connector = connectorFor(sim);
+    const existing = sim.create('Project__c', { Name: 'Unique one', Project_Code__c: 'PRJ-UNIQUE-1' });
+    const [dupe, fresh] = await connector.write('Project__c', [
+      { kind: 'create', fields: { Name: 'Again', Project_Code__c: 'PRJ-UNIQUE-1' }, idempotencyKey: 'u1' },
+      { kind: 'create', fields: { Name: 'Other', Project_Code__c: 'PRJ-UNIQUE-2' }, idempotencyKey: 'u2' },
+    ]);
+    expect(dupe).toMatchObject({ ok: false, error: { code: 'validation' }, existingId: existing });
+    expect(fresh?.ok).toBe(true);
+  });
+
   it('answers with what Salesforce holds after a trigger changed the record (the post-image is re-read)', async () => {
     sim.addTrigger('Opportunity', (ctx) =>
       ctx.record && ctx.record.StageName === 'Closed Won' ? { NextStep: 'Send invoice' } : undefined,

@@ -21,7 +21,8 @@
  *   sent: Lockstep keeps what Salesforce holds). Composite has no conditional update: updates and
  *   deletes with `expected` are compared with a read right before the write (version_conflict with
  *   the current values). Creates are idempotent within the process (a map of idempotency keys).
- *   A Contact or Lead refused by a duplicate rule answers `existingId` (the matching record).
+ *   A create refused by a duplicate rule (a Contact or Lead: its match, or the record with its Email)
+ *   or a unique field (DUPLICATE_VALUE names the record) answers `existingId`.
  */
 
 import { type CanonicalValue, normalizeValue, type RecordData, valuesEqual } from '@lockstep/engine';
@@ -490,7 +491,7 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
     return out;
   }
 
-  /** The id of the record a duplicate rule matched, from the error or by email. */
+  /** The id of the record a duplicate rule or a unique field matched, from the error or by email. */
   async function duplicateOf(
     object: string,
     e: SalesforceError,
@@ -498,6 +499,9 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
   ): Promise<string | undefined> {
     for (const m of e.duplicateResult?.matchResults ?? [])
       for (const r of m.matchRecords ?? []) if (r.record?.Id) return r.record.Id;
+    // A unique field: `duplicate value found: X duplicates value on record with id: 001...`.
+    const named = /record with id:\s*([a-zA-Z0-9]{15,18})/.exec(e.message ?? '')?.[1];
+    if (named) return named;
     if ((object === 'Contact' || object === 'Lead') && typeof email === 'string' && email !== '') {
       const { records } = await query(
         `SELECT Id FROM ${object} WHERE Email = ${soqlString(email)} ORDER BY CreatedDate LIMIT 1`,
