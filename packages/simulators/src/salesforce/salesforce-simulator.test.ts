@@ -269,7 +269,7 @@ describe('OAuth', () => {
     expect(ok.body.id).toBe(`${sim.url}/id/${sim.state.orgId}/${sim.state.userId}`);
     expect(ok.body.issued_at).toBe(String(sim.clock.now()));
     const expected = createHmac('sha256', client.clientSecret)
-      .update(ok.body.id + ok.body.issued_at)
+      .update(`${ok.body.id}${ok.body.issued_at}`)
       .digest('base64');
     expect(ok.body.signature).toBe(expected);
     expect((await call(sim, `${V}/limits`, { token: ok.body.access_token })).status).toBe(200);
