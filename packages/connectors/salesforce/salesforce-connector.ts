@@ -66,8 +66,8 @@ export const SALESFORCE_READ_OVERLAP_MS = 60_000;
 export const SALESFORCE_BULK_WRITE_THRESHOLD = 2_000;
 export const SALESFORCE_BULK_QUERY_THRESHOLD = 10_000;
 export const SALESFORCE_BULK_CHUNK = 50_000;
-/** Ids per SOQL `Id IN (...)` read (keeps the URL well under Salesforce's 16 KB). */
-const IDS_PER_QUERY = 200;
+/** Ids per sObject Collections retrieve. */
+const IDS_PER_RETRIEVE = 2_000;
 const SCHEMA_MAX_AGE_MS = 60_000;
 
 export const SALESFORCE_CAPABILITIES: Capabilities = {
@@ -234,16 +234,23 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
     return { records, totalSize: first.body.totalSize, headers: first.headers };
   }
 
-  /** The records with these ids as they are now (ids not found are left out). */
+  /**
+   * The records with these ids as they are now (ids not found are left out): sObject Collections
+   * retrieve (`POST /composite/sobjects/{o}` with the ids in the body, 2,000 a call).
+   */
   async function readByIds(object: string, ids: string[], names: string[]): Promise<SObject[]> {
     const out: SObject[] = [];
     const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += IDS_PER_QUERY) {
-      const chunk = unique.slice(i, i + IDS_PER_QUERY);
-      const { records } = await query(
-        `SELECT ${names.join(', ')} FROM ${object} WHERE Id IN (${chunk.map(soqlString).join(', ')})`,
-      );
-      out.push(...records);
+    for (let i = 0; i < unique.length; i += IDS_PER_RETRIEVE) {
+      const chunk = unique.slice(i, i + IDS_PER_RETRIEVE);
+      const { body } = await client.request<(SObject | null)[]>({
+        method: 'POST',
+        path: `/composite/sobjects/${object}`,
+        body: { ids: chunk, fields: names },
+        // A read: safe to send again.
+        idempotent: true,
+      });
+      for (const o of body ?? []) if (o?.Id) out.push(o);
     }
     return out;
   }
