@@ -15,6 +15,7 @@ let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sim: SalesforceSimulator;
 let pgUrl = '';
+let afterRead: (() => void) | null = null;
 const json = { 'content-type': 'application/json' };
 
 async function sql(text: string, params: unknown[] = []) {
@@ -64,11 +65,29 @@ beforeAll(async () => {
       ...(i % 3 === 0 ? { LeadSource: 'Web' } : {}),
     });
   t = await createTestApp({ LOCKSTEP_SALESFORCE_API_URL: sim.url });
-  // The real runtime factory, with a short wait after a 429 to keep the test fast.
-  t.ctx.runtimeConnectors.register(
-    'salesforce',
-    salesforceRuntimeFactory({ apiUrl: sim.url, pool: t.ctx.pool, client: { rateLimitWaitMs: 250 } }),
-  );
+  // The real runtime factory, with a short wait after a 429 to keep the test fast. Its reads can
+  // be made to end with an edit in Salesforce (`afterRead`): one that lands between Lockstep's read
+  // and its write, which no read of this run can see.
+  const factory = salesforceRuntimeFactory({
+    apiUrl: sim.url,
+    pool: t.ctx.pool,
+    client: { rateLimitWaitMs: 250 },
+  });
+  t.ctx.runtimeConnectors.register('salesforce', (secrets, save) => {
+    const c = factory(secrets, save);
+    return {
+      ...c,
+      read: async (table, cursor, options) => {
+        const page = await c.read(table, cursor, options);
+        const edit = afterRead;
+        if (edit && !page.hasMore) {
+          afterRead = null;
+          edit();
+        }
+        return page;
+      },
+    };
+  });
   user = await signUp(t.app, 'salesforce-pg@test.test');
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
   const name = `sf_pg_${randomBytes(4).toString('hex')}`;
@@ -208,14 +227,17 @@ describe('Salesforce <-> PostgreSQL through the runtime', () => {
       return c?.LastName === 'Edited in PostgreSQL' && c.LeadSource === 'Other';
     });
 
-    // A conflict (both sides changed the same field) follows the winner side, Salesforce: the update
-    // is checked against a read right before it is written, and refused as stale.
-    sim.update('Contact', first.id, { FirstName: 'Salesforce wins' });
+    // A conflict (both sides changed the same field) follows the winner side, Salesforce. The
+    // Salesforce edit lands right after the run read Salesforce and before it writes PostgreSQL's
+    // edit there: the update is checked against a read right before it is written, and refused
+    // as stale (composite has no conditional update); the next run brings Salesforce's value over.
+    afterRead = () => sim.update('Contact', first.id, { FirstName: 'Salesforce wins' });
     await sql(`update people set first_name = 'PostgreSQL loses' where email = $1`, [first.Email]);
-    await syncNow(core.id, async () => {
+    await syncUntil(core.id, async () => {
       const [row] = await sql('select first_name from people where email = $1', [first.Email]);
       return row?.first_name === 'Salesforce wins';
     });
+    expect(afterRead).toBe(null);
     expect(contacts().find((x) => x.id === first.id)?.FirstName).toBe('Salesforce wins');
 
     // Deletes: in Salesforce (the deleted window, once its minute passed) and in PostgreSQL.
