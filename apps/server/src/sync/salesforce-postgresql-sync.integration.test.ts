@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type SalesforceSimulator, startSalesforceSimulator } from '@lockstep/simulators';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,6 +16,8 @@ let user: Awaited<ReturnType<typeof signUp>>;
 let sim: SalesforceSimulator;
 let pgUrl = '';
 let afterRead: (() => void) | null = null;
+const OAUTH_CLIENT = { clientId: '3MVG9LockstepTestApp', clientSecret: 'lockstep-test-secret' };
+const REDIRECT_URI = 'http://localhost:3999/oauth/salesforce/callback';
 const json = { 'content-type': 'application/json' };
 
 async function sql(text: string, params: unknown[] = []) {
@@ -56,7 +58,12 @@ function contacts(): Contact[] {
 }
 
 beforeAll(async () => {
-  sim = await startSalesforceSimulator({ idSeed: 11, seed: false });
+  sim = await startSalesforceSimulator({
+    idSeed: 11,
+    seed: false,
+    // This server's connected app, with its callback page.
+    oauth: { clients: [{ ...OAUTH_CLIENT, redirectUris: [REDIRECT_URI] }] },
+  });
   for (let i = 0; i < 50; i++)
     sim.create('Contact', {
       FirstName: `First${i}`,
@@ -64,7 +71,11 @@ beforeAll(async () => {
       Email: `contact${i}@example.com`,
       ...(i % 3 === 0 ? { LeadSource: 'Web' } : {}),
     });
-  t = await createTestApp({ LOCKSTEP_SALESFORCE_API_URL: sim.url });
+  t = await createTestApp({
+    LOCKSTEP_SALESFORCE_API_URL: sim.url,
+    LOCKSTEP_SALESFORCE_CLIENT_ID: OAUTH_CLIENT.clientId,
+    LOCKSTEP_SALESFORCE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
+  });
   // The real runtime factory, with a short wait after a 429 to keep the test fast. Its reads can
   // be made to end with an edit in Salesforce (`afterRead`): one that lands between Lockstep's read
   // and its write, which no read of this run can see.
@@ -310,4 +321,48 @@ describe('Salesforce <-> PostgreSQL through the runtime', () => {
     const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
     expect(failed).toEqual([]);
   }, 360_000);
+
+  it('signs in with Salesforce over REST (web-server flow with PKCE) and renews an ended session with the refresh token', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(verifier).digest('base64url');
+    const { url } = await api('POST', '/rest/external-connections/oauth/salesforce/authorize-url', {
+      codeChallenge,
+      state: 'state-salesforce-0001',
+      redirectUri: REDIRECT_URI,
+    });
+    expect(new URL(url).origin).toBe(new URL(sim.url).origin);
+    // The person approves in Salesforce, which sends the browser back with a code.
+    const consent = await fetch(url, { redirect: 'manual' });
+    const back = new URL(consent.headers.get('location') ?? '').searchParams;
+    expect(back.get('state')).toBe('state-salesforce-0001');
+    const conn = await api('POST', '/rest/external-connections/oauth/salesforce/authorize-callback', {
+      code: back.get('code'),
+      codeVerifier: verifier,
+      redirectUri: REDIRECT_URI,
+      connectionItems: {},
+    });
+    expect(conn.name).toMatch(/^Salesforce \(.+@.+\)$/);
+    const bases = await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {});
+    expect(bases.basePreviews).toEqual([
+      { remoteId: sim.state.orgId, name: expect.stringMatching(/Salesforce/) },
+    ]);
+    // Every session of the org ends (as at a timeout): the next call renews it once and goes on.
+    const stored = async () => {
+      const row = await t.ctx.db
+        .selectFrom('external_connection')
+        .select('secrets')
+        .where('id', '=', conn.id)
+        .executeTakeFirstOrThrow();
+      return t.ctx.secretBox.open<{ connectionItems: Record<string, string> }>(row.secrets).connectionItems;
+    };
+    const before = await stored();
+    expect(before).toMatchObject({ instanceUrl: sim.url, refreshToken: expect.any(String) });
+    sim.revokeToken(before.accessToken as string);
+    const again = await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {});
+    expect(again.basePreviews).toHaveLength(1);
+    // The renewed session is kept on the connection.
+    const after = await stored();
+    expect(after.accessToken).not.toBe(before.accessToken);
+    expect(after.refreshToken).toBe(before.refreshToken);
+  });
 });
