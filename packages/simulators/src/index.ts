@@ -69,6 +69,13 @@ export {
   startPipedriveSimulator,
 } from './pipedrive/index.ts';
 export {
+  DEFAULT_TOKEN as SALESFORCE_DEFAULT_TOKEN,
+  type SalesforceSimulator,
+  SalesforceState,
+  type StartSalesforceSimulatorOptions,
+  startSalesforceSimulator,
+} from './salesforce/index.ts';
+export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,
   type SupabaseSimulator,

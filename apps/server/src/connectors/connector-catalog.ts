@@ -159,7 +159,23 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Salesforce',
     connectorType: 'salesforce',
-    auth: { type: 'oauth2', requiredItems: [] },
+    // Available once registered: sign in with Salesforce (OAuth with PKCE, when this server has a
+    // connected app), or a session's access token with its org's address.
+    auth: {
+      type: 'oauth2',
+      requiredItems: [
+        item('accessToken', 'Access token', 'password', {
+          optional: true,
+          placeholder: '00D…!…',
+          help: "Instead of signing in with Salesforce: a session's access token (for example from `sf org display`), with the org's instance URL below. Lockstep syncs Accounts, Contacts, Leads, Opportunities and custom objects with that user's permissions; the user needs API Enabled. Each sync uses the org's daily API allocation (Setup > Company Information shows it): large first syncs go through Bulk API 2.0 to spare it.",
+        }),
+        item('instanceUrl', 'Instance URL', 'text', {
+          optional: true,
+          placeholder: 'https://yourcompany.my.salesforce.com',
+          help: "Your org's My Domain address, as in the browser's address bar when you are signed in to Salesforce (Setup > My Domain).",
+        }),
+      ],
+    },
     requiredBaseExtras: [],
     isInBeta: true,
   },

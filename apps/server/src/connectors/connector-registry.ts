@@ -11,6 +11,7 @@ import {
   createPostgresqlPort,
   type PgTimeouts,
 } from '@lockstep/connectors/postgresql';
+import { createSalesforcePort, type SalesforceSettings } from '@lockstep/connectors/salesforce';
 import {
   createSupabasePort,
   SUPABASE_API_URL,
@@ -233,6 +234,28 @@ const affinity = (settings: AffinitySettings): ConnectorPort => {
 };
 
 /**
+ * Salesforce: sign in with Salesforce (OAuth web-server flow with PKCE on the login host,
+ * LOCKSTEP_SALESFORCE_API_URL), or `accessToken` + `instanceUrl` items; renewed sessions are saved.
+ */
+const salesforce = (settings: SalesforceSettings): ConnectorPort => {
+  const port = createSalesforcePort(settings);
+  return {
+    type: 'salesforce',
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId),
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -293,6 +316,7 @@ export function createConnectorRegistry(options: {
   attio?: AttioSettings;
   pipedrive?: PipedriveSettings;
   affinity?: AffinitySettings;
+  salesforce?: SalesforceSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -323,6 +347,7 @@ export function createConnectorRegistry(options: {
     ['attio', attio(options.attio ?? {})],
     ['pipedrive', pipedrive(options.pipedrive ?? {})],
     ['affinity', affinity(options.affinity ?? {})],
+    ['salesforce', salesforce({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.salesforce })],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

@@ -14,6 +14,7 @@ import {
   type PgErrorOptions,
   type PostgresqlConnector,
 } from '@lockstep/connectors/postgresql';
+import { createSalesforceRuntimeConnector, type SalesforceSettings } from '@lockstep/connectors/salesforce';
 import {
   SUPABASE_DATABASE_ERRORS,
   type SupabaseTls,
@@ -128,6 +129,16 @@ export function affinityRuntimeFactory(settings: AffinitySettings): Factory {
   return cachedFactory((secrets) => createAffinityRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Salesforce in runs: an OAuth session per connection (access token, refresh token, instance URL);
+ * sessions it renews go to the connection through `save`. One connector per connection's items, so
+ * the creates it made (idempotency keys), its describe cache and a bulk query's results in hand
+ * last across a run's chunks.
+ */
+export function salesforceRuntimeFactory(settings: SalesforceSettings): Factory {
+  return cachedFactory((secrets, save) => createSalesforceRuntimeConnector(settings, secrets, save));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -136,6 +147,7 @@ export function createRuntimeConnectors(
     attio?: AttioSettings;
     pipedrive?: PipedriveSettings;
     affinity?: AffinitySettings;
+    salesforce?: SalesforceSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -174,6 +186,7 @@ export function createRuntimeConnectors(
     attio: attioRuntimeFactory(options.attio ?? {}),
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
     affinity: affinityRuntimeFactory(options.affinity ?? {}),
+    salesforce: salesforceRuntimeFactory(options.salesforce ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,
