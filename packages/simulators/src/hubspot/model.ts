@@ -175,6 +175,12 @@ export class HubSpotState {
   readonly properties: Record<ObjectType, PropertyDef[]>;
   /** Merged-away ids -> the id of the record they became (reads of the old id resolve there). */
   readonly mergedInto: Record<ObjectType, Map<string, string>>;
+  /**
+   * Contact ids by every email they were written with (kept by `touch`, which every write passes
+   * through): a lookup checks them against the current values, so finding a contact by email does
+   * not scan every contact (a 40,000-contact bench spent minutes in that scan).
+   */
+  private readonly contactsByEmail = new Map<string, Set<string>>();
   /** `${fromType}|${fromId}|${toType}|${toId}` -> association type ids. */
   private readonly associations = new Map<string, Set<number>>();
   private readonly nextIds: Record<ObjectType, number>;
@@ -270,6 +276,13 @@ export class HubSpotState {
   findByUnique(type: ObjectType, property: string, value: string): CrmObject | undefined {
     if (property === 'hs_object_id') return this.get(type, value);
     const needle = type === 'contacts' && property === 'email' ? value.trim().toLowerCase() : value;
+    if (type === 'contacts' && property === 'email') {
+      for (const id of this.contactsByEmail.get(needle) ?? []) {
+        const obj = this.objects.contacts.get(id);
+        if (obj && !obj.archived && obj.properties.get('email') === needle) return obj;
+      }
+      return undefined;
+    }
     for (const obj of this.objects[type].values()) {
       if (!obj.archived && obj.properties.get(property) === needle) return obj;
     }
@@ -458,6 +471,12 @@ export class HubSpotState {
   }
 
   private touch(obj: CrmObject, now: number): void {
+    const email = obj.type === 'contacts' ? obj.properties.get('email') : undefined;
+    if (email !== undefined) {
+      const ids = this.contactsByEmail.get(email) ?? new Set<string>();
+      ids.add(obj.id);
+      this.contactsByEmail.set(email, ids);
+    }
     obj.updatedAt = now;
     obj.properties.set(LAST_MODIFIED[obj.type], new Date(now).toISOString());
     obj.versions.push({
