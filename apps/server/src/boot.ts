@@ -130,6 +130,7 @@ export async function boot(
     const hubspot = { ...saas, apiUrl: config.hubspot.apiUrl };
     const attio = { ...saas, apiUrl: config.attio.apiUrl };
     const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
+    const stripe = { ...saas, apiUrl: config.stripe.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -139,6 +140,7 @@ export async function boot(
         hubspot: { ...hubspot, pool },
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
+        stripe: { ...stripe, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -167,6 +169,7 @@ export async function boot(
         hubspot: { ...hubspot, pool },
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
+        stripe: { ...stripe, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

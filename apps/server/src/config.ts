@@ -31,6 +31,7 @@ const EnvSchema = z.object({
   LOCKSTEP_HUBSPOT_API_URL: z.string().url().default('https://api.hubapi.com'),
   LOCKSTEP_ATTIO_API_URL: z.string().url().default('https://api.attio.com'),
   LOCKSTEP_PIPEDRIVE_API_URL: z.string().url().default('https://api.pipedrive.com'),
+  LOCKSTEP_STRIPE_API_URL: z.string().url().default('https://api.stripe.com'),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -108,6 +109,8 @@ export type Config = {
   attio: { apiUrl: string };
   /** Pipedrive's API host (the simulator in tests); connections use the company's API token. */
   pipedrive: { apiUrl: string };
+  /** Stripe's API host (the simulator in tests); connections use secret or restricted keys. */
+  stripe: { apiUrl: string };
   /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
@@ -260,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     hubspot: { apiUrl: e.LOCKSTEP_HUBSPOT_API_URL.replace(/\/$/, '') },
     attio: { apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, '') },
     pipedrive: { apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, '') },
+    stripe: { apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, '') },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

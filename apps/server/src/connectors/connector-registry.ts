@@ -10,6 +10,7 @@ import {
   createPostgresqlPort,
   type PgTimeouts,
 } from '@lockstep/connectors/postgresql';
+import { createStripePort, type StripeSettings } from '@lockstep/connectors/stripe';
 import {
   createSupabasePort,
   SUPABASE_API_URL,
@@ -178,6 +179,20 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
 };
 
 /**
+ * Stripe: a secret or restricted key (no Stripe Connect OAuth yet); the API host is the server's
+ * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether the key is test or live.
+ */
+const stripe = (settings: StripeSettings): ConnectorPort => {
+  const port = createStripePort(settings);
+  return {
+    type: 'stripe',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -237,6 +252,7 @@ export function createConnectorRegistry(options: {
   hubspot?: HubSpotSettings;
   attio?: AttioSettings;
   pipedrive?: PipedriveSettings;
+  stripe?: StripeSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -266,6 +282,7 @@ export function createConnectorRegistry(options: {
     ['hubspot', hubspot(options.hubspot ?? {})],
     ['attio', attio(options.attio ?? {})],
     ['pipedrive', pipedrive(options.pipedrive ?? {})],
+    ['stripe', stripe(options.stripe ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

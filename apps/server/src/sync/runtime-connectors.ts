@@ -13,6 +13,7 @@ import {
   type PgErrorOptions,
   type PostgresqlConnector,
 } from '@lockstep/connectors/postgresql';
+import { createStripeRuntimeConnector, type StripeSettings } from '@lockstep/connectors/stripe';
 import {
   SUPABASE_DATABASE_ERRORS,
   type SupabaseTls,
@@ -118,6 +119,15 @@ export function pipedriveRuntimeFactory(settings: PipedriveSettings): Factory {
   return cachedFactory((secrets) => createPipedriveRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Stripe in runs: a secret or restricted key per connection; the 25 (test) or 100 (live) requests
+ * per second per key shared through the pool. One connector per connection's items, kept across a
+ * run's chunks.
+ */
+export function stripeRuntimeFactory(settings: StripeSettings): Factory {
+  return cachedFactory((secrets) => createStripeRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -125,6 +135,7 @@ export function createRuntimeConnectors(
     hubspot?: HubSpotSettings;
     attio?: AttioSettings;
     pipedrive?: PipedriveSettings;
+    stripe?: StripeSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -162,6 +173,7 @@ export function createRuntimeConnectors(
     hubspot: hubspotRuntimeFactory(options.hubspot ?? {}),
     attio: attioRuntimeFactory(options.attio ?? {}),
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
+    stripe: stripeRuntimeFactory(options.stripe ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,
