@@ -170,7 +170,7 @@ export type StripeClient = {
     params: Record<string, unknown>,
     idempotencyKey: string,
   ): Promise<HttpResponse<T>>;
-  del<T = unknown>(path: string, idempotencyKey: string): Promise<HttpResponse<T>>;
+  del<T = unknown>(path: string): Promise<HttpResponse<T>>;
 };
 
 /** Stripe takes idempotency keys of up to 255 characters: longer ones are hashed down. */
@@ -230,12 +230,10 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
         idempotent: true,
       });
     },
-    del<T>(path: string, idempotencyKey: string) {
-      return request<T>({
-        method: 'DELETE',
-        path,
-        headers: { 'idempotency-key': stripeIdempotencyKey(idempotencyKey) },
-      });
+    // A DELETE is idempotent by itself (Stripe takes idempotency keys on POSTs): sent again, it
+    // finds the object gone, which the connector takes as done.
+    del<T>(path: string) {
+      return request<T>({ method: 'DELETE', path });
     },
   };
 }

@@ -514,7 +514,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
     }
     const path = `${objectPath(table)}/${encodeURIComponent(r.remoteId)}`;
     try {
-      if (table === 'customers' || table === 'coupons') await client.del(path, r.idempotencyKey);
+      if (table === 'customers' || table === 'coupons') await client.del(path);
       else await client.post(path, { active: false }, `${r.idempotencyKey}:archive`);
     } catch (error) {
       // Already deleted: what the write asked for holds.
