@@ -62,6 +62,13 @@ export {
   startPipedriveSimulator,
 } from './pipedrive/index.ts';
 export {
+  DEFAULT_TOKEN as STRIPE_DEFAULT_TOKEN,
+  type StartStripeSimulatorOptions,
+  type StripeSimulator,
+  StripeState,
+  startStripeSimulator,
+} from './stripe/index.ts';
+export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,
   type SupabaseSimulator,
