@@ -65,7 +65,7 @@ export function stripeUserMessage(code: ConnectorErrorCode, detail = ''): string
     case 'rate_limited':
       return 'Stripe is rate limiting this account; the sync will continue shortly.';
     case 'validation':
-      return `Stripe refused the value${detail ? `: ${detail}` : '.'}`;
+      return `Stripe refused the value${detail ? ` ${detail}` : '.'}`;
     case 'not_found':
       return 'The Stripe object no longer exists (it may have been deleted).';
     case 'cursor_invalid':
@@ -110,7 +110,11 @@ export function mapStripeError(status: number, body: unknown, headers?: Headers)
   }
   if (code === 'validation') {
     const detail =
-      e.type === 'idempotency_error' ? `${message} (a retried write changed its values)` : message;
+      e.type === 'idempotency_error'
+        ? `: ${message} (a retried write changed its values)`
+        : e.param
+          ? `of ${e.param}: ${message}`
+          : `: ${message}`;
     return new ConnectorError(code, technical, stripeUserMessage(code, detail));
   }
   return new ConnectorError(code, technical, stripeUserMessage(code));

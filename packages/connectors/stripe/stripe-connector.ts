@@ -347,7 +347,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
           ? new ConnectorError(
               'validation',
               err.message,
-              stripeUserMessage('validation', err.userFacingMessage),
+              stripeUserMessage('validation', `: ${err.userFacingMessage}`),
             )
           : new ConnectorError('transient', String(err), stripeUserMessage('transient'));
     return { ok: false, error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage } };
