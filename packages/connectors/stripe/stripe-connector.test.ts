@@ -216,6 +216,27 @@ describe('Stripe connector against the simulator', () => {
     expect(full.records.some((r) => r.id === product)).toBe(false);
   });
 
+  it('walks every page of events and keeps each object’s newest change (Stripe lists events newest first)', async () => {
+    const scan = await readAll(connector, 'customers', null, 1000);
+    const ids = sim.state
+      .all('customer', false)
+      .slice(0, 80)
+      .map((c) => c.id as string);
+    // Two edits each: 160 events, two pages of 100; the older edit sits on the later page.
+    for (const id of ids) sim.update('customer', id, { name: `First ${id}` });
+    for (const id of ids) sim.update('customer', id, { name: `Second ${id}` });
+    const rec = recordFetch();
+    const next = await readAll(connector, 'customers', scan.cursor, 1000).finally(rec.restore);
+    expect(rec.sent.filter((e) => e.url.pathname === '/v1/events').length).toBeGreaterThanOrEqual(2);
+    for (const id of ids) expect(next.records.find((r) => r.id === id)?.fields.name).toBe(`Second ${id}`);
+    expect(new Set(next.records.map((r) => r.id)).size).toBe(next.records.length);
+    // More events than a read walks: it rescans instead (every object once, as it is now).
+    const small = connectorFor(sim, { maxEventPages: 1 });
+    const rescan = await readAll(small, 'customers', scan.cursor, 1000);
+    expect(rescan.records).toHaveLength(sim.state.all('customer', false).length);
+    for (const id of ids) expect(rescan.records.find((r) => r.id === id)?.fields.name).toBe(`Second ${id}`);
+  });
+
   it('fails one bad record alone in a batch, with a clear message; the rest land', async () => {
     const before = sim.state.all('customer', false).length;
     const results = await connector.write('customers', [
