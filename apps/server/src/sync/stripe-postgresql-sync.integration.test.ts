@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type StripeSimulator, startStripeSimulator } from '@lockstep/simulators';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,10 +11,16 @@ import { stripeRuntimeFactory } from './runtime-connectors';
 
 // Stripe (the simulator, as LOCKSTEP_STRIPE_API_URL, with its rate limits on) <-> PostgreSQL, set
 // up over REST as a user would with a secret key, and run by the real job queue. Stripe's changes
-// are read from its events by sync-now (no webhooks yet).
+// are read from its events by sync-now (no webhooks yet). The server reaches the simulator through
+// a pass-through proxy that lets the test act at a chosen request (an edit in Stripe right as the
+// runtime is about to write; a burst of 429s after some creates landed).
 let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sim: StripeSimulator;
+let proxy: Server;
+let proxyUrl = '';
+/** Called before each request is passed on to the simulator. */
+let onRequest: (method: string, path: string) => void = () => {};
 let pgUrl = '';
 const json = { 'content-type': 'application/json' };
 
@@ -37,13 +45,51 @@ async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: obje
   return res.json();
 }
 
+/** Passes every request on to the simulator unchanged, after `onRequest`. */
+async function startProxy(target: string): Promise<void> {
+  proxy = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      try {
+        const method = req.method ?? 'GET';
+        onRequest(method, new URL(req.url ?? '/', 'http://x').pathname);
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers.set(k, v);
+        const answer = await fetch(`${target}${req.url}`, {
+          method,
+          headers,
+          ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        const out: Record<string, string> = {};
+        answer.headers.forEach((v, k) => {
+          if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') out[k] = v;
+        });
+        res.writeHead(answer.status, out);
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      } catch (error) {
+        res.writeHead(502);
+        res.end(String(error));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+}
+
 beforeAll(async () => {
   sim = await startStripeSimulator({ idSeed: 11 });
-  t = await createTestApp({ LOCKSTEP_STRIPE_API_URL: sim.url });
+  await startProxy(sim.url);
+  t = await createTestApp({ LOCKSTEP_STRIPE_API_URL: proxyUrl });
   // The real runtime factory, with short backoffs after a 429 to keep the test fast.
   t.ctx.runtimeConnectors.register(
     'stripe',
-    stripeRuntimeFactory({ apiUrl: sim.url, pool: t.ctx.pool, client: { baseDelayMs: 50, maxDelayMs: 200 } }),
+    stripeRuntimeFactory({
+      apiUrl: proxyUrl,
+      pool: t.ctx.pool,
+      client: { baseDelayMs: 50, maxDelayMs: 200 },
+    }),
   );
   user = await signUp(t.app, 'stripe-pg@test.test');
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
@@ -58,6 +104,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
+  await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
   await sim?.close();
 });
 
@@ -200,15 +247,25 @@ describe('Stripe <-> PostgreSQL through the runtime', () => {
     const address = sim.state.get('customer', second.id, false).address as Record<string, unknown>;
     expect(address.line1).toMatch(/Market Street/);
 
-    // A conflict (both sides changed the same field) follows the winner side, Stripe. The PostgreSQL
-    // edit may wake a run at once: the update is checked against a read by id right before it is
-    // written, and refused as stale.
-    sim.update('customer', first.id, { name: 'Stripe wins' });
+    // A conflict: PostgreSQL changes a name, and the same customer is edited in Stripe after the
+    // run read Stripe's events but before it writes (the edit lands as the runtime reads the
+    // customer right before its update). Stripe has no conditional update: the connector's check
+    // refuses the stale write (version_conflict with the current values), and the pair follows the
+    // winner side, Stripe; the Stripe edit is not overwritten.
+    let armed = true;
+    onRequest = (method, path) => {
+      if (armed && method === 'GET' && path === `/v1/customers/${first.id}`) {
+        armed = false;
+        sim.update('customer', first.id, { name: 'Stripe wins' });
+      }
+    };
     await sql(`update customers set name = 'PostgreSQL loses' where email = $1`, [first.email]);
     await syncNow(core.id, async () => {
       const [row] = await sql('select name from customers where email = $1', [first.email]);
       return row?.name === 'Stripe wins';
     });
+    onRequest = () => {};
+    expect(armed, 'the runtime tried to write the stale name').toBe(false);
     expect(customers().find((x) => x.id === first.id)?.name).toBe('Stripe wins');
 
     // Deletes: a customer deleted in Stripe (customer.deleted) and a row deleted in PostgreSQL.
@@ -232,7 +289,14 @@ describe('Stripe <-> PostgreSQL through the runtime', () => {
       `insert into customers (email, name, city, crm_id) select 'storm' || g || '@example.com', 'Storm ' || g, 'Oslo', 'crm-s' || g from generate_series(1, 15) g`,
     );
     sim.update('customer', (seeded[20] as Customer).id, { name: 'During the storm' });
-    sim.faults.next({ kind: 'rate_limit', count: 8, method: 'POST' });
+    // After 5 creates landed, 30 POSTs in a row get 429: a create fails past the client's 6
+    // attempts, the run fails over to the queue's retry, and the creates it sends again (with the
+    // same keys) are replayed by Stripe instead of made twice.
+    let creates = 0;
+    onRequest = (method, path) => {
+      if (method === 'POST' && path === '/v1/customers' && ++creates === 5)
+        sim.faults.next({ kind: 'rate_limit', count: 30, method: 'POST' });
+    };
     await syncNow(core.id, async () => {
       const all = customers();
       const [row] = await sql('select name from customers where email = $1', [seeded[20]?.email]);
@@ -247,7 +311,8 @@ describe('Stripe <-> PostgreSQL through the runtime', () => {
         throw error;
       });
     });
-    expect(sim.requestLog.count({ status: 429 }) - before).toBe(8);
+    onRequest = () => {};
+    expect(sim.requestLog.count({ status: 429 }) - before).toBe(30);
     const storm = customers().filter((c) => c.email?.startsWith('storm'));
     expect(storm).toHaveLength(15);
     const emails = customers().map((c) => c.email);
