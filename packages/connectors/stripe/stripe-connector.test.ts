@@ -445,6 +445,8 @@ describe('Stripe connector against the simulator', () => {
   it('archives products and prices and deletes customers and coupons', async () => {
     const product = sim.create('product', { name: 'To archive' }).id as string;
     const price = sim.create('price', { product, currency: 'usd', unit_amount: 500 }).id as string;
+    // The product's default price: Stripe does not archive it until the product lets go of it.
+    sim.update('product', product, { default_price: price });
     const customer = sim.create('customer', { email: 'todelete@example.com' }).id as string;
     const coupon = sim.create('coupon', { percent_off: 10, duration: 'once' }).id as string;
     for (const [table, id] of [
@@ -459,6 +461,7 @@ describe('Stripe connector against the simulator', () => {
       expect(r?.ok, table).toBe(true);
     }
     expect(live(sim, 'price', price).active).toBe(false);
+    expect(live(sim, 'product', product).default_price).toBeNull();
     expect(live(sim, 'product', product).active).toBe(false);
     expect(await connector.readRecords('customers', [customer])).toEqual([]);
     expect(await connector.readRecords('coupons', [coupon])).toEqual([]);

@@ -198,6 +198,10 @@ export function holdsExpected(
   return true;
 }
 
+/** The id of an expandable field (an id, or the expanded object). */
+const idOf = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : ((v as { id?: string } | null | undefined)?.id ?? undefined);
+
 const hashOf = (value: unknown) =>
   createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
@@ -431,15 +435,10 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
       `${r.idempotencyKey}:new-price`,
     );
     // A product's default price cannot be archived: the new price takes its place first.
-    const productId =
-      typeof old.product === 'string' ? old.product : (old.product as { id?: string } | null)?.id;
+    const productId = idOf(old.product);
     if (productId) {
       const product = await fetchLive('products', productId);
-      const defaultPrice =
-        typeof product?.default_price === 'string'
-          ? product.default_price
-          : (product?.default_price as { id?: string } | null | undefined)?.id;
-      if (product && defaultPrice === old.id && fresh.product === productId)
+      if (product && idOf(product.default_price) === old.id && idOf(fresh.product) === productId)
         await client.post(
           `/v1/products/${encodeURIComponent(productId)}`,
           { default_price: fresh.id },
@@ -513,9 +512,28 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
       if (!holdsExpected(table, current, r.expected)) return conflict(table, r.remoteId, current);
     }
     const path = `${objectPath(table)}/${encodeURIComponent(r.remoteId)}`;
+    const archive = (step = 'archive') => client.post(path, { active: false }, `${r.idempotencyKey}:${step}`);
     try {
       if (table === 'customers' || table === 'coupons') await client.del(path);
-      else await client.post(path, { active: false }, `${r.idempotencyKey}:archive`);
+      else if (table === 'prices') {
+        try {
+          await archive();
+        } catch (error) {
+          // Stripe does not archive a product's default price: the product lets go of it first.
+          if (!(error instanceof ConnectorError && error.code === 'validation')) throw error;
+          const price = await fetchLive('prices', r.remoteId);
+          const productId = idOf(price?.product);
+          const product = productId ? await fetchLive('products', productId) : null;
+          if (!product || idOf(product.default_price) !== r.remoteId) throw error;
+          await client.post(
+            `/v1/products/${encodeURIComponent(product.id)}`,
+            { default_price: '' },
+            `${r.idempotencyKey}:unset-default-price`,
+          );
+          // A new key: Stripe replays the refusal to the first one.
+          await archive('archive-after-default');
+        }
+      } else await archive();
     } catch (error) {
       // Already deleted: what the write asked for holds.
       if (error instanceof ConnectorError && error.code === 'not_found') return gone;
