@@ -58,3 +58,10 @@ export {
   toFields,
   toParams,
 } from './stripe-objects';
+export {
+  parseStripeSignatureHeader,
+  parseStripeWebhook,
+  STRIPE_WEBHOOK_TOLERANCE_MS,
+  type StripeWebhookEvent,
+  verifyStripeSignature,
+} from './webhooks';

@@ -2,8 +2,10 @@ import type { CanonicalValue } from '@lockstep/engine';
 import { ManualClock, type StripeSimulator, startStripeSimulator } from '@lockstep/simulators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAll, runConformanceSuite } from '../sdk/conformance';
+import { hmacSha256 } from '../sdk/webhooks';
 import { createStripePort } from './port';
 import { createStripeConnector, type StripeConnector } from './stripe-connector';
+import { parseStripeWebhook, verifyStripeSignature } from './webhooks';
 
 type Fields = Record<string, CanonicalValue>;
 type Json = Record<string, unknown>;
@@ -60,8 +62,19 @@ function recordFetch() {
 const live = (sim: StripeSimulator, kind: 'customer' | 'product' | 'price' | 'coupon', id: string) =>
   sim.state.get(kind, id, false) as Json;
 
+const WEBHOOK_SECRET = 'whsec_conformance';
+
 runConformanceSuite('Stripe (simulator)', async () => {
-  const sim = await startStripeSimulator({ idSeed: 1, seed: false, rateLimit: false });
+  const sim = await startStripeSimulator({
+    idSeed: 1,
+    seed: false,
+    rateLimit: false,
+    // A Dashboard webhook endpoint; deliveries are kept by the simulator and answered here.
+    webhooks: {
+      endpoints: [{ url: 'http://127.0.0.1:9/stripe-hook', secret: WEBHOOK_SECRET }],
+      fetch: (async () => new Response('', { status: 200 })) as typeof fetch,
+    },
+  });
   const connector = connectorFor(sim);
   return {
     connector,
@@ -101,6 +114,26 @@ runConformanceSuite('Stripe (simulator)', async () => {
     },
     async badAuthConnector() {
       return connectorFor(sim, { apiKey: 'sk_test_51NotAKeyStripeKnows000000000000' });
+    },
+    webhook: {
+      async deliver() {
+        const id = sim.create('customer', { email: `hook${++counter}@example.com` }).id as string;
+        sim.update('customer', id, { name: 'Changed for a webhook' });
+        await sim.flushWebhooks();
+        const d = sim.webhooks.deliveries.at(-1);
+        if (!d) throw new Error('no delivery');
+        return {
+          headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': d.signature },
+          body: d.body,
+          expected: { tableRemoteId: 'customers', recordId: id },
+        };
+      },
+      verify: (headers, body) =>
+        verifyStripeSignature({ secret: WEBHOOK_SECRET, body, header: headers['stripe-signature'] }) === 'ok',
+      parse: (_headers, body) => {
+        const e = parseStripeWebhook(body);
+        return e ? [{ tableRemoteId: e.table, ...(e.objectId ? { recordId: e.objectId } : {}) }] : [];
+      },
     },
     close: () => sim.close(),
   };
@@ -535,6 +568,44 @@ describe('Stripe connector against the simulator', () => {
       userFacingMessage: expect.stringMatching(/API key/),
     });
     await expect(port.check({ secretKey: 'pk_test_123' })).rejects.toMatchObject({ code: 'auth_invalid' });
+  });
+});
+
+describe('Stripe webhook signatures', () => {
+  const body = JSON.stringify({ id: 'evt_1', type: 'price.updated', data: { object: { id: 'price_1' } } });
+  const sign = (secret: string, t: number) => `t=${t},v1=${hmacSha256(secret, `${t}.${body}`)}`;
+  const now = 1_800_000_000_000;
+
+  it('takes any v1 signature of the secret within 5 minutes; refuses a forged, stale or missing one', () => {
+    const t = now / 1000;
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: sign('whsec_a', t), now })).toBe('ok');
+    // While a secret is rolled Stripe signs with both.
+    const both = `${sign('whsec_old', t)},v1=${hmacSha256('whsec_a', `${t}.${body}`)}`;
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: both, now })).toBe('ok');
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: sign('whsec_b', t), now })).toBe(
+      'bad_signature',
+    );
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: sign('whsec_a', t - 301), now })).toBe(
+      'stale',
+    );
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: `t=${t}`, now })).toBe('bad_signature');
+    expect(verifyStripeSignature({ secret: 'whsec_a', body, header: undefined, now })).toBe('bad_signature');
+  });
+
+  it('names the table an event is about, and leaves out events of other objects', () => {
+    expect(parseStripeWebhook(body)).toEqual({
+      eventId: 'evt_1',
+      type: 'price.updated',
+      table: 'prices',
+      objectId: 'price_1',
+    });
+    expect(
+      parseStripeWebhook(JSON.stringify({ id: 'evt_2', type: 'customer.subscription.deleted', data: {} })),
+    ).toMatchObject({ table: 'subscriptions' });
+    expect(
+      parseStripeWebhook(JSON.stringify({ id: 'evt_3', type: 'charge.succeeded', data: {} })),
+    ).toBeNull();
+    expect(parseStripeWebhook('not json')).toBeNull();
   });
 });
 

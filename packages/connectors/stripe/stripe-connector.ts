@@ -164,7 +164,9 @@ export const STRIPE_CAPABILITIES: Capabilities = {
   batchSize: STRIPE_BATCH_SIZE,
   incrementalRead: true,
   deleteDetection: 'events',
-  webhooks: false,
+  // A Dashboard webhook endpoint wakes runs (webhooks.ts, the server's /webhooks/stripe route); the
+  // read takes the change from the events list.
+  webhooks: true,
   rateLimit: STRIPE_RATE_LIMIT,
   // Metadata keys an object lacks are not in its record (read as empty).
   recordsCarryEveryField: false,
