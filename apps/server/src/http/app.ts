@@ -15,6 +15,7 @@ import { registerRestRoutes } from '../routes/index';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
+import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveNotionWebhook(hooks, ctx);
     receiveAirtableWebhook(hooks, ctx);
     receiveHubSpotWebhook(hooks, ctx);
+    receiveStripeWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

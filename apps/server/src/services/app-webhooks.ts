@@ -65,7 +65,11 @@ export async function wakeSyncsReading(
 }
 
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
-export function appWebhookPath(ctx: AppContext, app: 'airtable' | 'hubspot', connectionId: string): string {
+export function appWebhookPath(
+  ctx: AppContext,
+  app: 'airtable' | 'hubspot' | 'stripe',
+  connectionId: string,
+): string {
   return `/webhooks/${app}/${connectionId}/${ctx.secretBox.mac(`${app}-webhook:${connectionId}`)}`;
 }
 
