@@ -132,6 +132,7 @@ export async function boot(
     const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
     const salesforce = { ...saas, ...config.salesforce };
+    const stripe = { ...saas, apiUrl: config.stripe.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -143,6 +144,7 @@ export async function boot(
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
         salesforce: { ...salesforce, pool },
+        stripe: { ...stripe, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -173,6 +175,7 @@ export async function boot(
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
         salesforce: { ...salesforce, pool },
+        stripe: { ...stripe, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

@@ -35,6 +35,7 @@ const EnvSchema = z.object({
   LOCKSTEP_SALESFORCE_API_URL: z.string().url().default('https://login.salesforce.com'),
   LOCKSTEP_SALESFORCE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_SALESFORCE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_STRIPE_API_URL: z.string().url().default('https://api.stripe.com'),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -119,6 +120,8 @@ export type Config = {
    * with Salesforce, token refresh). Data calls go to each connection's instance URL.
    */
   salesforce: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
+  /** Stripe's API host (the simulator in tests); connections use secret or restricted keys. */
+  stripe: { apiUrl: string };
   /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
@@ -277,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientId: e.LOCKSTEP_SALESFORCE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_SALESFORCE_CLIENT_SECRET || undefined,
     },
+    stripe: { apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, '') },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

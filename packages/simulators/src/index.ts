@@ -76,6 +76,13 @@ export {
   startSalesforceSimulator,
 } from './salesforce/index.ts';
 export {
+  DEFAULT_TOKEN as STRIPE_DEFAULT_TOKEN,
+  type StartStripeSimulatorOptions,
+  type StripeSimulator,
+  StripeState,
+  startStripeSimulator,
+} from './stripe/index.ts';
+export {
   DEFAULT_CLIENT as SUPABASE_DEFAULT_CLIENT,
   DEFAULT_PAT as SUPABASE_DEFAULT_PAT,
   type SupabaseSimulator,

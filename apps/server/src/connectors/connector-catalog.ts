@@ -238,10 +238,19 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Stripe',
     connectorType: 'stripe',
+    // Available once registered: a secret or restricted key (Stripe Connect sign-in is not built yet).
     auth: {
       type: 'connection_items',
       requiredItems: [
-        item('secretKey', 'Secret or restricted key', 'password', { placeholder: 'sk_live_… or rk_live_…' }),
+        item('secretKey', 'Secret or restricted key', 'password', {
+          placeholder: 'sk_live_… or rk_live_…',
+          help: 'In Stripe: Developers > API keys. A restricted key is safest: create one with Write access to Customers, Products and Prices (Coupons are under Billing), and Read access to Subscriptions, Invoices and Events (Lockstep reads changes from events). A test key (sk_test_… or rk_test_…) syncs your test-mode data; the connection shows which mode it is in.',
+        }),
+        item('webhookSecret', 'Webhook signing secret', 'password', {
+          optional: true,
+          placeholder: 'whsec_…',
+          help: "Optional: changes in Stripe then reach the sync within seconds instead of at its next check. In Stripe's Developers > Webhooks, add an endpoint with the URL that Lockstep shows on the sync's developer tools page, listening to customer, product, price, coupon, subscription and invoice events; copy its signing secret here.",
+        }),
       ],
     },
     requiredBaseExtras: [],

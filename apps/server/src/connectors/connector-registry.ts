@@ -12,6 +12,7 @@ import {
   type PgTimeouts,
 } from '@lockstep/connectors/postgresql';
 import { createSalesforcePort, type SalesforceSettings } from '@lockstep/connectors/salesforce';
+import { createStripePort, type StripeSettings } from '@lockstep/connectors/stripe';
 import {
   createSupabasePort,
   SUPABASE_API_URL,
@@ -256,6 +257,20 @@ const salesforce = (settings: SalesforceSettings): ConnectorPort => {
 };
 
 /**
+ * Stripe: a secret or restricted key (no Stripe Connect OAuth yet); the API host is the server's
+ * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether the key is test or live.
+ */
+const stripe = (settings: StripeSettings): ConnectorPort => {
+  const port = createStripePort(settings);
+  return {
+    type: 'stripe',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -317,6 +332,7 @@ export function createConnectorRegistry(options: {
   pipedrive?: PipedriveSettings;
   affinity?: AffinitySettings;
   salesforce?: SalesforceSettings;
+  stripe?: StripeSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -348,6 +364,7 @@ export function createConnectorRegistry(options: {
     ['pipedrive', pipedrive(options.pipedrive ?? {})],
     ['affinity', affinity(options.affinity ?? {})],
     ['salesforce', salesforce({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.salesforce })],
+    ['stripe', stripe(options.stripe ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

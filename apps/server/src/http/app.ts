@@ -17,6 +17,7 @@ import { receiveAttioWebhook } from '../routes/webhooks/receive-attio-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { receivePipedriveWebhook } from '../routes/webhooks/receive-pipedrive-webhook';
+import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
@@ -130,6 +131,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveHubSpotWebhook(hooks, ctx);
     receiveAttioWebhook(hooks, ctx);
     receivePipedriveWebhook(hooks, ctx);
+    receiveStripeWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

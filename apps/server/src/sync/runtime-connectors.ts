@@ -15,6 +15,7 @@ import {
   type PostgresqlConnector,
 } from '@lockstep/connectors/postgresql';
 import { createSalesforceRuntimeConnector, type SalesforceSettings } from '@lockstep/connectors/salesforce';
+import { createStripeRuntimeConnector, type StripeSettings } from '@lockstep/connectors/stripe';
 import {
   SUPABASE_DATABASE_ERRORS,
   type SupabaseTls,
@@ -139,6 +140,15 @@ export function salesforceRuntimeFactory(settings: SalesforceSettings): Factory 
   return cachedFactory((secrets, save) => createSalesforceRuntimeConnector(settings, secrets, save));
 }
 
+/**
+ * Stripe in runs: a secret or restricted key per connection; the 25 (test) or 100 (live) requests
+ * per second per key shared through the pool. One connector per connection's items, kept across a
+ * run's chunks.
+ */
+export function stripeRuntimeFactory(settings: StripeSettings): Factory {
+  return cachedFactory((secrets) => createStripeRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -148,6 +158,7 @@ export function createRuntimeConnectors(
     pipedrive?: PipedriveSettings;
     affinity?: AffinitySettings;
     salesforce?: SalesforceSettings;
+    stripe?: StripeSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -187,6 +198,7 @@ export function createRuntimeConnectors(
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
     affinity: affinityRuntimeFactory(options.affinity ?? {}),
     salesforce: salesforceRuntimeFactory(options.salesforce ?? {}),
+    stripe: stripeRuntimeFactory(options.stripe ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

@@ -9,6 +9,7 @@ import {
 import { findExternalBase } from '../../services/external-bases';
 import { hubspotWebhookUrl } from '../webhooks/receive-hubspot-webhook';
 import { notionWebhookPath } from '../webhooks/receive-notion-webhook';
+import { stripeWebhookUrl } from '../webhooks/receive-stripe-webhook';
 import { ExternalBaseParams } from './params';
 
 export const RealTimeMechanism = z.enum(['postgres_trigger_notify', 'postgres_logical_decoding', 'polling']);
@@ -42,7 +43,8 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
             ),
             /**
              * Notion: the address to give the integration's webhook subscription (Notion's settings →
-             * Webhooks); HubSpot: the private app's webhook target URL. Changes then wake the sync
+             * Webhooks); HubSpot: the private app's webhook target URL; Stripe: a webhook
+             * endpoint's URL (Dashboard > Developers > Webhooks). Changes then wake the sync
              * at once instead of at its next poll.
              */
             webhookUrl: z.string().nullable(),
@@ -91,7 +93,9 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
             ? `${ctx.config.publicUrl}${notionWebhookPath(ctx, base.external_connection_id)}`
             : base.type === 'hubspot'
               ? hubspotWebhookUrl(ctx, base.external_connection_id)
-              : null,
+              : base.type === 'stripe'
+                ? stripeWebhookUrl(ctx, base.external_connection_id)
+                : null,
         listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
         tables: tables.map((t) => {
           const s = state?.tables.get(t.remote_id);
