@@ -131,6 +131,11 @@ export async function boot(
     const attio = { ...saas, apiUrl: config.attio.apiUrl };
     const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
+    const memberstack = {
+      ...saas,
+      apiUrl: config.memberstack.apiUrl,
+      emailStableMs: config.memberstack.emailStableMs,
+    };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -141,6 +146,7 @@ export async function boot(
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
+        memberstack: { ...memberstack, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -170,6 +176,7 @@ export async function boot(
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
+        memberstack: { ...memberstack, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

@@ -32,6 +32,9 @@ const EnvSchema = z.object({
   LOCKSTEP_ATTIO_API_URL: z.string().url().default('https://api.attio.com'),
   LOCKSTEP_PIPEDRIVE_API_URL: z.string().url().default('https://api.pipedrive.com'),
   LOCKSTEP_AFFINITY_API_URL: z.string().url().default('https://api.affinity.co'),
+  LOCKSTEP_MEMBERSTACK_API_URL: z.string().url().default('https://admin.memberstack.com'),
+  /** How long a member's email change must stay the same before Lockstep writes it to Memberstack. */
+  LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -111,6 +114,11 @@ export type Config = {
   pipedrive: { apiUrl: string };
   /** Affinity's API host (the simulator in tests); connections use a user's API key. */
   affinity: { apiUrl: string };
+  /**
+   * Memberstack's Admin API host (the simulator in tests); connections use an app's secret key. An
+   * email change is written once it has stayed the same `emailStableMs`.
+   */
+  memberstack: { apiUrl: string; emailStableMs: number };
   /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
@@ -264,6 +272,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     attio: { apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, '') },
     pipedrive: { apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, '') },
     affinity: { apiUrl: e.LOCKSTEP_AFFINITY_API_URL.replace(/\/$/, '') },
+    memberstack: {
+      apiUrl: e.LOCKSTEP_MEMBERSTACK_API_URL.replace(/\/$/, ''),
+      emailStableMs: Math.round(e.LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS * 1000),
+    },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

@@ -4,6 +4,7 @@ import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/
 import { type AttioSettings, createAttioPort } from '@lockstep/connectors/attio';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
 import { createHubSpotPort, type HubSpotSettings } from '@lockstep/connectors/hubspot';
+import { createMemberstackPort, type MemberstackSettings } from '@lockstep/connectors/memberstack';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
 import { createPipedrivePort, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
@@ -233,6 +234,21 @@ const affinity = (settings: AffinitySettings): ConnectorPort => {
 };
 
 /**
+ * Memberstack: an app's secret key (test or live mode by its prefix); the API host is the server's
+ * (LOCKSTEP_MEMBERSTACK_API_URL). Its webhooks are set up by the user in the dashboard, with this
+ * server's address (shown on the base) and the signing secret pasted on the connection.
+ */
+const memberstack = (settings: MemberstackSettings): ConnectorPort => {
+  const port = createMemberstackPort(settings);
+  return {
+    type: 'memberstack',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -293,6 +309,7 @@ export function createConnectorRegistry(options: {
   attio?: AttioSettings;
   pipedrive?: PipedriveSettings;
   affinity?: AffinitySettings;
+  memberstack?: MemberstackSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -323,6 +340,7 @@ export function createConnectorRegistry(options: {
     ['attio', attio(options.attio ?? {})],
     ['pipedrive', pipedrive(options.pipedrive ?? {})],
     ['affinity', affinity(options.affinity ?? {})],
+    ['memberstack', memberstack(options.memberstack ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

@@ -7,6 +7,10 @@ import {
   type GoogleSheetsSettings,
 } from '@lockstep/connectors/google-sheets';
 import { createHubSpotRuntimeConnector, type HubSpotSettings } from '@lockstep/connectors/hubspot';
+import {
+  createMemberstackRuntimeConnector,
+  type MemberstackSettings,
+} from '@lockstep/connectors/memberstack';
 import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
 import { createPipedriveRuntimeConnector, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
@@ -128,6 +132,15 @@ export function affinityRuntimeFactory(settings: AffinitySettings): Factory {
   return cachedFactory((secrets) => createAffinityRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Memberstack in runs: an app's secret key per connection; the 25 requests a second per key shared
+ * through the pool. One connector per connection's items, so the writes it made (idempotency keys)
+ * and the email changes waiting to be stable last across a run's chunks and its retries.
+ */
+export function memberstackRuntimeFactory(settings: MemberstackSettings): Factory {
+  return cachedFactory((secrets) => createMemberstackRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -136,6 +149,7 @@ export function createRuntimeConnectors(
     attio?: AttioSettings;
     pipedrive?: PipedriveSettings;
     affinity?: AffinitySettings;
+    memberstack?: MemberstackSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -174,6 +188,7 @@ export function createRuntimeConnectors(
     attio: attioRuntimeFactory(options.attio ?? {}),
     pipedrive: pipedriveRuntimeFactory(options.pipedrive ?? {}),
     affinity: affinityRuntimeFactory(options.affinity ?? {}),
+    memberstack: memberstackRuntimeFactory(options.memberstack ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,
