@@ -9,9 +9,10 @@
  * wait Memberstack gives (`Retry-After`, or the `X-RateLimit-Reset` of its window when it sends one),
  * or one second, the length of the window, when it says nothing.
  *
- * Errors: Memberstack answers `{ error: ..., code?: ..., message?: ... }` (the Admin package rejects
- * with `{ code, message }`); 400 and 422 are refused values, 401 a refused key, 403 a key that may
- * not do this, 404 a member that does not exist, 409 an email another member holds.
+ * Errors: Memberstack answers `{ code, message }` (the Admin package rejects with that object; older
+ * answers `{ error }`); 400 and 422 are refused values (but a 400 whose code says the secret key is
+ * invalid is a refused key), 401 a refused key, 403 a key that may not do this, 404 a member that
+ * does not exist, 409 an email another member holds.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -130,6 +131,8 @@ export function mapMemberstackError(
   let code: ConnectorErrorCode = defaultHttpErrorCode(status);
   // A 409 is an email another member holds: a refused value, not a concurrent edit.
   if (status === 409 || status === 400 || status === 422) code = 'validation';
+  // A missing or malformed key is answered 400 with the refused key's code: still a refused key.
+  if (/invalid-secret-key|invalid-api-key|unauthori[sz]ed/i.test(appCode)) code = 'auth_invalid';
   const technical = `Memberstack ${status}${appCode ? ` ${appCode}` : ''}${message ? `: ${message}` : ''}`;
   if (code === 'rate_limited') {
     return new ConnectorError(

@@ -172,6 +172,11 @@ describe('Memberstack errors', () => {
   it('maps statuses to codes with text a person can act on', () => {
     expect(mapMemberstackError(401, { error: 'Invalid API key' }).code).toBe('auth_invalid');
     expect(mapMemberstackError(401, {}).userFacingMessage).toMatch(/secret key/);
+    const malformed = {
+      code: 'validation/invalid-secret-key',
+      message: 'The provided secret key is invalid.',
+    };
+    expect(mapMemberstackError(400, malformed).code).toBe('auth_invalid');
     expect(mapMemberstackError(404, {}).code).toBe('not_found');
     const taken = mapMemberstackError(409, { error: 'Email already in use' });
     expect(taken.code).toBe('validation');
