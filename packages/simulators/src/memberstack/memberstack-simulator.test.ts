@@ -167,6 +167,24 @@ describe('routes and parameters', () => {
     expect(data.customFields).toHaveProperty('first-name', 'Ada');
   });
 
+  it('keeps only the custom fields the app defines, in the seed and on writes', async () => {
+    const sim = await start({ customFields: [{ key: 'company', label: 'Company' }] });
+    const seeded = await call(sim, `/members/${sim.seeded!.members[0]!}`);
+    expect((seeded.body.data as { customFields: unknown }).customFields).toEqual({
+      company: 'Acme Analytics',
+    });
+    const r = await call(sim, '/members', {
+      method: 'POST',
+      body: {
+        email: 'cf@example.com',
+        password: 'long-enough-1',
+        customFields: { company: 'Co', 'first-name': 'X' },
+      },
+    });
+    expect(r.status).toBe(200);
+    expect((r.body.data as { customFields: unknown }).customFields).toEqual({ company: 'Co' });
+  });
+
   it('a test-mode app holds at most 50 members', async () => {
     const sim = await start({ seed: { members: 49 } });
     const ok = await call(sim, '/members', {
