@@ -101,6 +101,11 @@ export function seedMembers(
       createdAt,
       planConnections: connections,
     };
+    // Only the fields this app defines (the `customFields` option may name others).
+    const known = new Set(state.customFields.map((f) => f.key));
+    fields.customFields = Object.fromEntries(
+      Object.entries(fields.customFields ?? {}).filter(([k]) => known.has(k)),
+    );
     seed.members.push(state.insert(fields).id);
   }
   return seed;
