@@ -325,6 +325,11 @@ describe('Memberstack connector against the simulator', () => {
     ]);
     expect(gone?.ok).toBe(true);
     expect(sim.state.get(id)).toBeUndefined();
+    // Deleted already (in Memberstack meanwhile, or a replay): the delete has happened.
+    const [again] = await connector.write('members', [
+      { kind: 'delete', remoteId: id, idempotencyKey: key() },
+    ]);
+    expect(again?.ok).toBe(true);
   });
 
   it('writes an email change only once it has stayed the same, never with another field, and reads it back', async () => {

@@ -178,6 +178,8 @@ describe('Memberstack errors', () => {
     };
     expect(mapMemberstackError(400, malformed).code).toBe('auth_invalid');
     expect(mapMemberstackError(404, {}).code).toBe('not_found');
+    const noMember = { code: 'generic-message', message: 'There is no member with this identifier.' };
+    expect(mapMemberstackError(400, noMember).code).toBe('not_found');
     const taken = mapMemberstackError(409, { error: 'Email already in use' });
     expect(taken.code).toBe('validation');
     expect(taken.userFacingMessage).toMatch(/Email already in use/);
@@ -192,6 +194,7 @@ describe('Memberstack errors', () => {
       2000,
     );
     expect(memberstackRateLimitWait(new Headers({ 'x-ratelimit-reset': '1' }), now)).toBe(1000);
+    expect(memberstackRateLimitWait(new Headers({ 'ratelimit-reset': '2' }), now)).toBe(2000);
     expect(memberstackRateLimitWait(new Headers(), now)).toBe(1000);
     const e = mapMemberstackError(429, { error: 'Too many requests' }, new Headers({ 'retry-after': '2' }), {
       now,
