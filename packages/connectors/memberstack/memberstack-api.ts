@@ -103,12 +103,15 @@ const numberHeader = (headers: Headers | undefined, name: string): number | null
 };
 
 /**
- * How long a 429 asks to wait: `Retry-After` (seconds or a date), else `X-RateLimit-Reset` (epoch
- * seconds or milliseconds, or seconds from now when small), else the one-second window.
+ * How long a 429 asks to wait: `Retry-After` (seconds or a date), else `RateLimit-Reset` (seconds
+ * until the window resets), else `X-RateLimit-Reset` (epoch seconds or milliseconds, or seconds from
+ * now when small), else the one-second window.
  */
 export function memberstackRateLimitWait(headers: Headers | undefined, now: number = Date.now()): number {
   const retryAfter = parseRetryAfter(headers?.get('retry-after') ?? null, now);
   if (retryAfter !== null) return Math.max(50, retryAfter);
+  const resetIn = numberHeader(headers, 'ratelimit-reset');
+  if (resetIn !== null && resetIn >= 0) return Math.min(60_000, Math.max(50, Math.ceil(resetIn * 1000)));
   const reset = numberHeader(headers, 'x-ratelimit-reset');
   if (reset !== null && reset > 0) {
     let wait: number;
@@ -133,6 +136,9 @@ export function mapMemberstackError(
   if (status === 409 || status === 400 || status === 422) code = 'validation';
   // A missing or malformed key is answered 400 with the refused key's code: still a refused key.
   if (/invalid-secret-key|invalid-api-key|unauthori[sz]ed/i.test(appCode)) code = 'auth_invalid';
+  // A write to a member that does not exist (any more) is a 400 saying so: the member is gone.
+  else if (status === 400 && /no member with this identifier|member not found/i.test(message))
+    code = 'not_found';
   const technical = `Memberstack ${status}${appCode ? ` ${appCode}` : ''}${message ? `: ${message}` : ''}`;
   if (code === 'rate_limited') {
     return new ConnectorError(
