@@ -76,6 +76,8 @@ import {
 export const MEMBERSTACK_BATCH_SIZE = 25;
 /** Page requests one read() makes at most while a pass finds few changes (then it returns). */
 export const MEMBERSTACK_MAX_REQUESTS_PER_READ = 20;
+/** Idempotency keys of landed writes a connector remembers. */
+export const MEMBERSTACK_REMEMBERED_WRITES = 20_000;
 /** How long an email change must stay the same before it is written. */
 export const MEMBERSTACK_EMAIL_STABLE_MS = 60_000;
 
@@ -187,8 +189,15 @@ export function createMemberstackConnector(options: MemberstackConnectorOptions)
     1,
     Math.min(options.queryPageSize ?? MEMBERSTACK_MAX_PAGE_SIZE, MEMBERSTACK_MAX_PAGE_SIZE),
   );
-  /** Writes that landed, by idempotency key: a retried chunk is answered, not written again. */
+  /**
+   * Writes that landed, by idempotency key: a retried chunk is answered, not written again. The
+   * newest keys are kept (a retry comes within minutes, not after thousands more writes).
+   */
   const landed = new Map<string, string>();
+  const remember = (key: string, id: string) => {
+    landed.set(key, id);
+    if (landed.size > MEMBERSTACK_REMEMBERED_WRITES) landed.delete(landed.keys().next().value as string);
+  };
   /** Email changes waiting to be stable: member id -> the email asked for and since when. */
   const pendingEmails = new Map<string, { email: string; since: number }>();
 
@@ -476,7 +485,7 @@ export function createMemberstackConnector(options: MemberstackConnectorOptions)
       throw error;
     }
     if (!made?.id) throw new ConnectorError('transient', 'Memberstack made the member without an id');
-    landed.set(r.idempotencyKey, made.id);
+    remember(r.idempotencyKey, made.id);
     return { ok: true, remoteId: made.id, postImage: memberToRecord(made) };
   }
 
@@ -524,7 +533,7 @@ export function createMemberstackConnector(options: MemberstackConnectorOptions)
         );
       pendingEmails.delete(member.id);
     }
-    if (!deferred.some((d) => d.id === member.id)) landed.set(r.idempotencyKey, member.id);
+    if (!deferred.some((d) => d.id === member.id)) remember(r.idempotencyKey, member.id);
     return { ok: true, remoteId: member.id, postImage: after ? memberToRecord(after) : null };
   }
 
