@@ -133,6 +133,11 @@ export async function boot(
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
     const salesforce = { ...saas, ...config.salesforce };
     const stripe = { ...saas, apiUrl: config.stripe.apiUrl };
+    const memberstack = {
+      ...saas,
+      apiUrl: config.memberstack.apiUrl,
+      emailStableMs: config.memberstack.emailStableMs,
+    };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -145,6 +150,7 @@ export async function boot(
         affinity: { ...affinity, pool },
         salesforce: { ...salesforce, pool },
         stripe: { ...stripe, pool },
+        memberstack: { ...memberstack, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -176,6 +182,7 @@ export async function boot(
         affinity: { ...affinity, pool },
         salesforce: { ...salesforce, pool },
         stripe: { ...stripe, pool },
+        memberstack: { ...memberstack, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

@@ -36,6 +36,9 @@ const EnvSchema = z.object({
   LOCKSTEP_SALESFORCE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_SALESFORCE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_STRIPE_API_URL: z.string().url().default('https://api.stripe.com'),
+  LOCKSTEP_MEMBERSTACK_API_URL: z.string().url().default('https://admin.memberstack.com'),
+  /** How long a member's email change must stay the same before Lockstep writes it to Memberstack. */
+  LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -122,6 +125,11 @@ export type Config = {
   salesforce: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
   /** Stripe's API host (the simulator in tests); connections use secret or restricted keys. */
   stripe: { apiUrl: string };
+  /**
+   * Memberstack's Admin API host (the simulator in tests); connections use an app's secret key. An
+   * email change is written once it has stayed the same `emailStableMs`.
+   */
+  memberstack: { apiUrl: string; emailStableMs: number };
   /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
@@ -281,6 +289,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientSecret: e.LOCKSTEP_SALESFORCE_CLIENT_SECRET || undefined,
     },
     stripe: { apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, '') },
+    memberstack: {
+      apiUrl: e.LOCKSTEP_MEMBERSTACK_API_URL.replace(/\/$/, ''),
+      emailStableMs: Math.round(e.LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS * 1000),
+    },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

@@ -53,6 +53,13 @@ export {
   startHubSpotSimulator,
 } from './hubspot/index.ts';
 export {
+  DEFAULT_TOKEN as MEMBERSTACK_DEFAULT_TOKEN,
+  type MemberstackSimulator,
+  MemberstackState,
+  type StartMemberstackSimulatorOptions,
+  startMemberstackSimulator,
+} from './memberstack/index.ts';
+export {
   type NotionSimulator,
   NotionState,
   seedWorkspace as seedNotionWorkspace,

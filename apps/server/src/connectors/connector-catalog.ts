@@ -261,7 +261,22 @@ const CATALOG: Entry[] = [
     connectorType: 'memberstack',
     auth: {
       type: 'connection_items',
-      requiredItems: [item('secretKey', 'Secret key', 'password', { placeholder: 'sk_… or sk_sb_…' })],
+      requiredItems: [
+        item('secretKey', 'Secret key', 'password', {
+          placeholder: 'sk_sb_… (test mode) or sk_… (live)',
+          help: 'In the Memberstack dashboard: Dev Tools > API keys, copy the secret key. A test mode key (sk_sb_…) syncs the app’s test members, a live key (sk_…) its real members; the connection shows which. Lockstep reads and writes members (email, custom fields, metadata) and reads plans; Memberstack allows 25 requests a second. A member made by Lockstep gets a random password (they sign in by a passwordless link or reset it), and an email change is written once it has stayed the same for a minute, since members sign in with it.',
+        }),
+        item('webhookSecret', 'Webhook signing secret', 'password', {
+          optional: true,
+          placeholder: 'whsec_…',
+          help: 'Optional, for changes to reach Lockstep at once: in Dev Tools > Webhooks, add an endpoint with the address Lockstep shows on this app’s base, choose the member events, and paste the endpoint’s signing secret here. Without it Lockstep finds changes when it polls.',
+        }),
+        item('customFields', 'Custom field keys', 'text', {
+          optional: true,
+          placeholder: 'first-name, company',
+          help: 'Optional: the keys of custom fields no member has filled in yet (Memberstack’s API lists only the values members hold), comma-separated.',
+        }),
+      ],
     },
     requiredBaseExtras: [],
     isInBeta: true,

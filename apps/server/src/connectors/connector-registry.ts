@@ -4,6 +4,7 @@ import { type AirtableSettings, createAirtablePort } from '@lockstep/connectors/
 import { type AttioSettings, createAttioPort } from '@lockstep/connectors/attio';
 import { createGoogleSheetsPort, type GoogleSheetsSettings } from '@lockstep/connectors/google-sheets';
 import { createHubSpotPort, type HubSpotSettings } from '@lockstep/connectors/hubspot';
+import { createMemberstackPort, type MemberstackSettings } from '@lockstep/connectors/memberstack';
 import { createNotionPort, type NotionSettings } from '@lockstep/connectors/notion';
 import { createPipedrivePort, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
@@ -271,6 +272,21 @@ const stripe = (settings: StripeSettings): ConnectorPort => {
 };
 
 /**
+ * Memberstack: an app's secret key (test or live mode by its prefix); the API host is the server's
+ * (LOCKSTEP_MEMBERSTACK_API_URL). Its webhooks are set up by the user in the dashboard, with this
+ * server's address (shown on the base) and the signing secret pasted on the connection.
+ */
+const memberstack = (settings: MemberstackSettings): ConnectorPort => {
+  const port = createMemberstackPort(settings);
+  return {
+    type: 'memberstack',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -333,6 +349,7 @@ export function createConnectorRegistry(options: {
   affinity?: AffinitySettings;
   salesforce?: SalesforceSettings;
   stripe?: StripeSettings;
+  memberstack?: MemberstackSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -365,6 +382,7 @@ export function createConnectorRegistry(options: {
     ['affinity', affinity(options.affinity ?? {})],
     ['salesforce', salesforce({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.salesforce })],
     ['stripe', stripe(options.stripe ?? {})],
+    ['memberstack', memberstack(options.memberstack ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

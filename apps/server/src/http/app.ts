@@ -15,6 +15,7 @@ import { registerRestRoutes } from '../routes/index';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveAttioWebhook } from '../routes/webhooks/receive-attio-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
+import { receiveMemberstackWebhook } from '../routes/webhooks/receive-memberstack-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { receivePipedriveWebhook } from '../routes/webhooks/receive-pipedrive-webhook';
 import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
@@ -132,6 +133,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveAttioWebhook(hooks, ctx);
     receivePipedriveWebhook(hooks, ctx);
     receiveStripeWebhook(hooks, ctx);
+    receiveMemberstackWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

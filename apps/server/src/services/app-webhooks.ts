@@ -65,7 +65,7 @@ export async function wakeSyncsReading(
 }
 
 /** The apps that send webhooks to an address of this server made by appWebhookPath. */
-export type WebhookApp = 'airtable' | 'hubspot' | 'attio' | 'pipedrive' | 'stripe';
+export type WebhookApp = 'airtable' | 'hubspot' | 'attio' | 'pipedrive' | 'stripe' | 'memberstack';
 
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
 export function appWebhookPath(ctx: AppContext, app: WebhookApp, connectionId: string): string {

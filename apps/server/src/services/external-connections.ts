@@ -1,3 +1,4 @@
+import { memberstackKeyMode } from '@lockstep/connectors/memberstack';
 import { type ConnectorType, connectorDisplayName, type ExternalConnection } from '@lockstep/contract';
 import type { Selectable } from 'kysely';
 import { connectorInfo } from '../connectors/connector-catalog';
@@ -39,6 +40,11 @@ export function toExternalConnection(row: Row, items: Record<string, string>): E
     ...info.auth.requiredItems.filter((i) => i.secret).map((i) => i.name),
   ]);
   const visible = Object.fromEntries(Object.entries(items).filter(([k]) => !secret.has(k)));
+  // Memberstack: which of the app's environments the secret key opens (test or live members).
+  if (row.type === 'memberstack') {
+    const mode = memberstackKeyMode(items.secretKey);
+    if (mode) visible.mode = mode;
+  }
   return {
     id: row.id,
     type: row.type as ConnectorType,

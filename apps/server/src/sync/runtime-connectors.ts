@@ -7,6 +7,10 @@ import {
   type GoogleSheetsSettings,
 } from '@lockstep/connectors/google-sheets';
 import { createHubSpotRuntimeConnector, type HubSpotSettings } from '@lockstep/connectors/hubspot';
+import {
+  createMemberstackRuntimeConnector,
+  type MemberstackSettings,
+} from '@lockstep/connectors/memberstack';
 import { createNotionRuntimeConnector, type NotionSettings } from '@lockstep/connectors/notion';
 import { createPipedriveRuntimeConnector, type PipedriveSettings } from '@lockstep/connectors/pipedrive';
 import {
@@ -149,6 +153,15 @@ export function stripeRuntimeFactory(settings: StripeSettings): Factory {
   return cachedFactory((secrets) => createStripeRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Memberstack in runs: an app's secret key per connection; the 25 requests a second per key shared
+ * through the pool. One connector per connection's items, so the writes it made (idempotency keys)
+ * and the email changes waiting to be stable last across a run's chunks and its retries.
+ */
+export function memberstackRuntimeFactory(settings: MemberstackSettings): Factory {
+  return cachedFactory((secrets) => createMemberstackRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -159,6 +172,7 @@ export function createRuntimeConnectors(
     affinity?: AffinitySettings;
     salesforce?: SalesforceSettings;
     stripe?: StripeSettings;
+    memberstack?: MemberstackSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -199,6 +213,7 @@ export function createRuntimeConnectors(
     affinity: affinityRuntimeFactory(options.affinity ?? {}),
     salesforce: salesforceRuntimeFactory(options.salesforce ?? {}),
     stripe: stripeRuntimeFactory(options.stripe ?? {}),
+    memberstack: memberstackRuntimeFactory(options.memberstack ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

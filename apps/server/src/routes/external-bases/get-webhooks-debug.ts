@@ -8,6 +8,7 @@ import {
 } from '../../services/change-capture-debug';
 import { findExternalBase } from '../../services/external-bases';
 import { hubspotWebhookUrl } from '../webhooks/receive-hubspot-webhook';
+import { memberstackWebhookUrl } from '../webhooks/receive-memberstack-webhook';
 import { notionWebhookPath } from '../webhooks/receive-notion-webhook';
 import { stripeWebhookUrl } from '../webhooks/receive-stripe-webhook';
 import { ExternalBaseParams } from './params';
@@ -95,7 +96,9 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
               ? hubspotWebhookUrl(ctx, base.external_connection_id)
               : base.type === 'stripe'
                 ? stripeWebhookUrl(ctx, base.external_connection_id)
-                : null,
+                : base.type === 'memberstack'
+                  ? memberstackWebhookUrl(ctx, base.external_connection_id)
+                  : null,
         listened: LISTENED_TYPES.has(base.type) && core.sync_state === 'on',
         tables: tables.map((t) => {
           const s = state?.tables.get(t.remote_id);
