@@ -131,6 +131,7 @@ export async function boot(
     const attio = { ...saas, apiUrl: config.attio.apiUrl };
     const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
+    const webflow = { ...saas, apiUrl: config.webflow.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -141,6 +142,7 @@ export async function boot(
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
+        webflow: { ...webflow, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -170,6 +172,7 @@ export async function boot(
         attio: { ...attio, pool },
         pipedrive: { ...pipedrive, pool },
         affinity: { ...affinity, pool },
+        webflow: { ...webflow, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

@@ -32,6 +32,7 @@ const EnvSchema = z.object({
   LOCKSTEP_ATTIO_API_URL: z.string().url().default('https://api.attio.com'),
   LOCKSTEP_PIPEDRIVE_API_URL: z.string().url().default('https://api.pipedrive.com'),
   LOCKSTEP_AFFINITY_API_URL: z.string().url().default('https://api.affinity.co'),
+  LOCKSTEP_WEBFLOW_API_URL: z.string().url().default('https://api.webflow.com'),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -111,6 +112,8 @@ export type Config = {
   pipedrive: { apiUrl: string };
   /** Affinity's API host (the simulator in tests); connections use a user's API key. */
   affinity: { apiUrl: string };
+  /** Webflow's API host (the simulator in tests); connections use a site token. */
+  webflow: { apiUrl: string };
   /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
@@ -264,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     attio: { apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, '') },
     pipedrive: { apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, '') },
     affinity: { apiUrl: e.LOCKSTEP_AFFINITY_API_URL.replace(/\/$/, '') },
+    webflow: { apiUrl: e.LOCKSTEP_WEBFLOW_API_URL.replace(/\/$/, '') },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,
