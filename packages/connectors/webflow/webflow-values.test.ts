@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publishModeOf, tokenOf } from './port';
+import { publishModeOf, publishSiteWith, tokenOf } from './port';
 import { mapWebflowError } from './webflow-api';
 import { fingerprint, packKnown, unpackKnown } from './webflow-connector';
 import {
@@ -241,5 +241,50 @@ describe('Webflow connection items', () => {
     expect(() => publishModeOf({ publish: 'soon' })).toThrow(
       expect.objectContaining({ userFacingMessage: expect.stringMatching(/staged/) }),
     );
+  });
+});
+
+describe('Webflow site publishing', () => {
+  const fakeClient = (answers: Record<string, () => unknown>) => {
+    const calls: { method: string; path: string; body?: unknown }[] = [];
+    return {
+      calls,
+      client: {
+        http: null as never,
+        async request<T>(r: { method: string; path: string; body?: unknown }) {
+          calls.push({ method: r.method, path: r.path, body: r.body });
+          const answer = answers[`${r.method} ${r.path}`];
+          if (!answer) throw new Error(`unexpected ${r.method} ${r.path}`);
+          return { status: 200, headers: new Headers(), body: answer() as T };
+        },
+      },
+    };
+  };
+
+  it('publishes to the webflow.io subdomain and every custom domain', async () => {
+    const { client, calls } = fakeClient({
+      'GET /sites/s1/custom_domains': () => ({ customDomains: [{ id: 'd1', url: 'example.com' }] }),
+      'POST /sites/s1/publish': () => ({ customDomains: [], publishToWebflowSubdomain: true }),
+    });
+    const result = await publishSiteWith(client, 's1');
+    expect(result.publishedTo).toEqual(['webflow.io', 'example.com']);
+    expect(calls[1]).toEqual({
+      method: 'POST',
+      path: '/sites/s1/publish',
+      body: { customDomains: ['d1'], publishToWebflowSubdomain: true },
+    });
+  });
+
+  it("says how long to wait when Webflow's one publish a minute is used up", async () => {
+    const { client } = fakeClient({
+      'GET /sites/s1/custom_domains': () => ({ customDomains: [] }),
+      'POST /sites/s1/publish': () => {
+        throw mapWebflowError(429, { code: 'too_many_requests' }, new Headers({ 'retry-after': '42' }));
+      },
+    });
+    await expect(publishSiteWith(client, 's1')).rejects.toMatchObject({
+      code: 'rate_limited',
+      userFacingMessage: 'Webflow publishes a site at most once a minute. Try again in 42 seconds.',
+    });
   });
 });
