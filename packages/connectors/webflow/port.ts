@@ -106,20 +106,9 @@ export async function publishSiteWith(client: WebflowClient, siteId: string): Pr
   if (!id)
     throw new ConnectorError('validation', 'no Webflow site id', 'Choose the Webflow site to publish.');
   const path = `/sites/${encodeURIComponent(id)}`;
-  let domains: { id: string; url?: string }[] = [];
-  try {
-    const { body } = await client.request<{ customDomains?: { id: string; url?: string }[] }>({
-      method: 'GET',
-      path: `${path}/custom_domains`,
-    });
-    domains = body?.customDomains ?? [];
-  } catch (error) {
-    // A site without custom domains (or a token without that read) is published to webflow.io.
-    if (
-      !(error instanceof ConnectorError && (error.code === 'not_found' || error.code === 'permission_denied'))
-    )
-      throw error;
-  }
+  // The site's custom domains (Get Site lists them): the publish goes to each and to webflow.io.
+  const { body: site } = await client.request<WebflowSite>({ method: 'GET', path });
+  const domains = site?.customDomains ?? [];
   try {
     await client.request({
       method: 'POST',

@@ -365,32 +365,41 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
   function fieldDataFor(
     c: WebflowCollection,
     fields: Record<string, CanonicalValue>,
+    before?: WebflowItem,
   ): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [slug, value] of Object.entries(fields)) {
       if (isItemTime(slug)) continue;
       const f = c.fields.find((x) => x.slug === slug);
       if (!f || f.isEditable === false || !canonicalType(f.type)) continue;
-      out[slug] = fromCanonical(f, value);
+      const v = fromCanonical(f, value);
+      // An image the item holds already (same URL) goes with its fileId: Webflow keeps it as it is.
+      out[slug] = before && isImageType(f.type) ? withKnownFiles(v, before.fieldData?.[f.slug]) : v;
     }
     return out;
   }
 
   /** The images sent that the stored item does not hold (Webflow skipped them): text for a person. */
+  /**
+   * The images sent that the stored item does not hold (Webflow skipped them): text for a person.
+   * Webflow hosts an image it takes under a URL of its own, and keeps a field's old value when it
+   * skips its new image: what counts is how many new images (URLs the item did not hold before) came
+   * back for the new ones sent.
+   */
   function droppedImages(
     c: WebflowCollection,
     sent: Record<string, unknown>,
     item: WebflowItem,
+    before?: WebflowItem,
   ): string | null {
     const lost: string[] = [];
     for (const f of c.fields) {
       if (!isImageType(f.type) || !(f.slug in sent)) continue;
-      const want = imageUrls(sent[f.slug]);
-      const got = imageUrls(item.fieldData?.[f.slug]);
-      // Webflow hosts the images it takes under its own URLs: what counts is how many it kept.
-      if (got.length >= want.length) continue;
-      const missing = want.filter((u) => !got.includes(u));
-      const names = (missing.length > 0 ? missing : want).slice(0, want.length - got.length);
+      const old = new Set(imageUrls(before?.fieldData?.[f.slug]));
+      const sentNew = imageUrls(sent[f.slug]).filter((u) => !old.has(u));
+      const gotNew = imageUrls(item.fieldData?.[f.slug]).filter((u) => !old.has(u));
+      if (gotNew.length >= sentNew.length) continue;
+      const names = sentNew.slice(gotNew.length);
       lost.push(`${f.displayName || f.slug}: ${names.map((u) => `"${u}"`).join(', ')}`);
     }
     if (lost.length === 0) return null;
@@ -447,12 +456,12 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
   async function changedSince(
     tableId: string,
     c: WebflowCollection,
-    items: { id: string; expected?: Record<string, CanonicalValue> }[],
+    items: { id: string; expected?: Record<string, CanonicalValue>; read?: boolean }[],
     every = false,
   ): Promise<{ changed: Map<string, RecordData | null>; present: Map<string, WebflowItem> }> {
     const checked = items.filter((x) => x.expected && Object.keys(x.expected).length > 0);
     const out = new Map<string, RecordData | null>();
-    const toRead = every ? items : checked;
+    const toRead = every ? items : items.filter((x) => x.read || checked.includes(x));
     if (toRead.length === 0) return { changed: out, present: new Map() };
     const byId = new Map(
       (
@@ -637,12 +646,20 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
           groupResults = await publishWritten(tableId, groupResults);
         } else if (kind === 'update') {
           type Update = Extract<WriteRequest, { kind: 'update' }>;
-          const { changed: stale } = await changedSince(
+          // Items whose images are written are read first too: their images are kept by fileId, and
+          // compared after the write to tell one Webflow skipped.
+          const writesImages = (u: Update) =>
+            Object.keys(u.fields).some((slug) => {
+              const f = c.fields.find((x) => x.slug === slug);
+              return f !== undefined && isImageType(f.type);
+            });
+          const { changed: stale, present: before } = await changedSince(
             tableId,
             c,
             group.map(({ r }) => ({
               id: (r as Update).remoteId,
               ...((r as Update).expected ? { expected: (r as Update).expected } : {}),
+              read: writesImages(r as Update),
             })),
           );
           const prepared = new Map<number, Record<string, unknown> | WriteResult>();
@@ -666,7 +683,7 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
               continue;
             }
             try {
-              prepared.set(index, fieldDataFor(c, u.fields));
+              prepared.set(index, fieldDataFor(c, u.fields, before.get(u.remoteId)));
             } catch (err) {
               prepared.set(index, failure(err));
             }
@@ -698,7 +715,7 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
                     webflowUserMessage('not_found'),
                   ),
                 );
-              const dropped = droppedImages(c, x.fieldData, it);
+              const dropped = droppedImages(c, x.fieldData, it, before.get(x.id));
               if (dropped) return imageFailure(dropped);
               return { ok: true, remoteId: x.id, postImage: toRecord(c, it) };
             });
@@ -767,6 +784,21 @@ export function createWebflowConnector(options: WebflowConnectorOptions): Webflo
       return (await fetchByIds(tableId, ids)).map((it) => toRecord(c, it));
     },
   };
+}
+
+/** An image value with the `fileId` of each image the field held already under the same URL. */
+function withKnownFiles(value: unknown, held: unknown): unknown {
+  const known = new Map<string, string>();
+  for (const img of Array.isArray(held) ? held : held ? [held] : []) {
+    const i = img as { url?: string; fileId?: string } | null;
+    if (typeof i?.url === 'string' && typeof i.fileId === 'string') known.set(i.url, i.fileId);
+  }
+  const keep = (img: unknown) => {
+    const i = img as { url?: string; fileId?: string } | null;
+    const fileId = i && typeof i.url === 'string' ? known.get(i.url) : undefined;
+    return fileId && i ? { ...i, fileId } : img;
+  };
+  return Array.isArray(value) ? value.map(keep) : value ? keep(value) : value;
 }
 
 /** The created item for an input: the one at its position when it holds the input's slug, else by slug. */

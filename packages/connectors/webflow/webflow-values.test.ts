@@ -263,7 +263,7 @@ describe('Webflow site publishing', () => {
 
   it('publishes to the webflow.io subdomain and every custom domain', async () => {
     const { client, calls } = fakeClient({
-      'GET /sites/s1/custom_domains': () => ({ customDomains: [{ id: 'd1', url: 'example.com' }] }),
+      'GET /sites/s1': () => ({ id: 's1', customDomains: [{ id: 'd1', url: 'example.com' }] }),
       'POST /sites/s1/publish': () => ({ customDomains: [], publishToWebflowSubdomain: true }),
     });
     const result = await publishSiteWith(client, 's1');
@@ -277,7 +277,7 @@ describe('Webflow site publishing', () => {
 
   it("says how long to wait when Webflow's one publish a minute is used up", async () => {
     const { client } = fakeClient({
-      'GET /sites/s1/custom_domains': () => ({ customDomains: [] }),
+      'GET /sites/s1': () => ({ id: 's1', customDomains: [] }),
       'POST /sites/s1/publish': () => {
         throw mapWebflowError(429, { code: 'too_many_requests' }, new Headers({ 'retry-after': '42' }));
       },
