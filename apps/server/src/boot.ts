@@ -138,6 +138,7 @@ export async function boot(
       apiUrl: config.memberstack.apiUrl,
       emailStableMs: config.memberstack.emailStableMs,
     };
+    const webflow = { ...saas, apiUrl: config.webflow.apiUrl };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {
@@ -151,6 +152,7 @@ export async function boot(
         salesforce: { ...salesforce, pool },
         stripe: { ...stripe, pool },
         memberstack: { ...memberstack, pool },
+        webflow: { ...webflow, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       },
@@ -183,6 +185,7 @@ export async function boot(
         salesforce: { ...salesforce, pool },
         stripe: { ...stripe, pool },
         memberstack: { ...memberstack, pool },
+        webflow: { ...webflow, pool },
         notion: { ...notion, pool },
         googleSheets: { ...googleSheets, pool },
       }),

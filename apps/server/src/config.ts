@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   LOCKSTEP_MEMBERSTACK_API_URL: z.string().url().default('https://admin.memberstack.com'),
   /** How long a member's email change must stay the same before Lockstep writes it to Memberstack. */
   LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+  LOCKSTEP_WEBFLOW_API_URL: z.string().url().default('https://api.webflow.com'),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -118,6 +119,8 @@ export type Config = {
   pipedrive: { apiUrl: string };
   /** Affinity's API host (the simulator in tests); connections use a user's API key. */
   affinity: { apiUrl: string };
+  /** Webflow's API host (the simulator in tests); connections use a site token. */
+  webflow: { apiUrl: string };
   /**
    * Salesforce's login host (OAuth; the simulator in tests) and this server's connected app (sign in
    * with Salesforce, token refresh). Data calls go to each connection's instance URL.
@@ -293,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       apiUrl: e.LOCKSTEP_MEMBERSTACK_API_URL.replace(/\/$/, ''),
       emailStableMs: Math.round(e.LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS * 1000),
     },
+    webflow: { apiUrl: e.LOCKSTEP_WEBFLOW_API_URL.replace(/\/$/, '') },
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

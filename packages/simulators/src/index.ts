@@ -96,3 +96,10 @@ export {
   type SupabaseSimulatorOptions,
   startSupabaseSimulator,
 } from './supabase/index.ts';
+export {
+  DEFAULT_TOKEN as WEBFLOW_DEFAULT_TOKEN,
+  type StartWebflowSimulatorOptions,
+  startWebflowSimulator,
+  type WebflowSimulator,
+  WebflowState,
+} from './webflow/index.ts';

@@ -228,12 +228,24 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Webflow',
     connectorType: 'webflow',
+    // Available once registered: a site token (sign in with Webflow is not built yet). A base is a
+    // site; its tables are the site's CMS collections.
     auth: {
-      type: 'oauth2',
-      requiredItems: [item('siteToken', 'Site token', 'password', { optional: true })],
+      type: 'connection_items',
+      requiredItems: [
+        item('apiToken', 'Site token', 'password', {
+          help: 'In Webflow: Site settings > Apps & integrations > API access > Generate API token, with CMS read and write and Sites read and write (Sites write lets Lockstep publish the site when you ask). Lockstep syncs the site’s CMS collections; every request counts against the site plan’s 60 (or 120) a minute.',
+        }),
+        item('publish', 'Publishing', 'select', {
+          optional: true,
+          options: ['staged', 'live'],
+          placeholder: 'staged',
+          help: 'Staged (the default): items Lockstep writes wait for the next site publish (the Publish button on the sync’s overview, or Webflow’s). Live: each item Lockstep writes is published at once.',
+        }),
+      ],
     },
-    requiredBaseExtras: [item('siteId', 'Site', 'text')],
-    isInBeta: false,
+    requiredBaseExtras: [],
+    isInBeta: true,
   },
   {
     displayName: 'Stripe',

@@ -78,6 +78,14 @@ export type ConnectorPort = {
   /** OAuth connectors: the app's authorize URL for a PKCE sign-in (the web app opens it in a popup). */
   authorizeUrl?(input: { redirectUri: string; state: string; codeChallenge: string }): string;
   /** OAuth connectors: an authorization code (with its PKCE verifier) for the connection items to store. */
+  /**
+   * Webflow: publishes a site (base) so its staged CMS items go live. Webflow allows one publish a
+   * minute; a refused one throws with how long to wait.
+   */
+  publishSite?(
+    secrets: Record<string, string>,
+    baseRemoteId: string,
+  ): Promise<{ siteId: string; publishedTo: string[]; queuedAt: string }>;
   exchangeOAuthCode?(input: {
     code: string;
     codeVerifier: string;
@@ -88,7 +96,13 @@ export type ConnectorPort = {
 /** A connection that does not work, with a message a user can act on. */
 export class ConnectionProblem extends Error {
   constructor(
-    readonly code: 'auth_invalid' | 'permission_denied' | 'not_found' | 'transient' | 'validation',
+    readonly code:
+      | 'auth_invalid'
+      | 'permission_denied'
+      | 'not_found'
+      | 'transient'
+      | 'validation'
+      | 'rate_limited',
     readonly userFacingMessage: string,
   ) {
     super(userFacingMessage);

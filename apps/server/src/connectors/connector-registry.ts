@@ -20,6 +20,7 @@ import {
   type SupabaseSettings,
   supabaseAuthorizeUrl,
 } from '@lockstep/connectors/supabase';
+import { createWebflowPort, type WebflowSettings } from '@lockstep/connectors/webflow';
 import type { ConnectorType } from '@lockstep/contract';
 import { EMBEDDED_ITEM } from '../demo/embedded-items';
 import {
@@ -30,15 +31,19 @@ import {
 } from './connector-port';
 
 /** Connector errors become connection problems with the connector's user-facing text. */
-async function guarded<T>(call: () => Promise<T>): Promise<T> {
+async function guarded<T>(call: () => Promise<T>, keepRateLimited = false): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof ConnectorError) {
       const code =
-        error.code === 'rate_limited' || error.code === 'version_conflict' || error.code === 'cursor_invalid'
-          ? 'transient'
-          : error.code;
+        error.code === 'rate_limited' && keepRateLimited
+          ? 'rate_limited'
+          : error.code === 'rate_limited' ||
+              error.code === 'version_conflict' ||
+              error.code === 'cursor_invalid'
+            ? 'transient'
+            : error.code;
       throw new ConnectionProblem(code, error.userFacingMessage);
     }
     throw error;
@@ -287,6 +292,22 @@ const memberstack = (settings: MemberstackSettings): ConnectorPort => {
 };
 
 /**
+ * Webflow: a site token (no OAuth yet); the API host is the server's (LOCKSTEP_WEBFLOW_API_URL). A
+ * base is a site; publishing it is offered (POST /rest/connector/webflow/publishSite/{externalBaseId}).
+ */
+const webflow = (settings: WebflowSettings): ConnectorPort => {
+  const port = createWebflowPort(settings);
+  return {
+    type: 'webflow',
+    check: (secrets) => guarded(() => port.check(secrets)),
+    listBases: (secrets) => guarded(() => port.listBases(secrets)),
+    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    // A refused publish (Webflow's one a minute) keeps its code: the route answers 429 with the wait.
+    publishSite: (secrets, siteId) => guarded(() => port.publishSite(secrets, siteId), true),
+  };
+};
+
+/**
  * Notion: an internal integration token or sign in with Notion (renewed tokens saved on the
  * connection); `baseUrl` only for the sandbox or a local server.
  */
@@ -350,6 +371,7 @@ export function createConnectorRegistry(options: {
   salesforce?: SalesforceSettings;
   stripe?: StripeSettings;
   memberstack?: MemberstackSettings;
+  webflow?: WebflowSettings;
   notion?: NotionSettings;
   googleSheets?: GoogleSheetsSettings;
   /** Connect and query timeouts on users' PostgreSQL databases (LOCKSTEP_PG_*_TIMEOUT_MS). */
@@ -383,6 +405,7 @@ export function createConnectorRegistry(options: {
     ['salesforce', salesforce({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.salesforce })],
     ['stripe', stripe(options.stripe ?? {})],
     ['memberstack', memberstack(options.memberstack ?? {})],
+    ['webflow', webflow(options.webflow ?? {})],
     ['notion', notion({ allowCustomBaseUrl: options.allowPrivateHosts, ...options.notion })],
     [
       'google_sheets',

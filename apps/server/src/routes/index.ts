@@ -12,6 +12,7 @@ import { listExternalConnections } from './connections/list-external-connections
 import { oauthAuthorizeCallback } from './connections/oauth-authorize-callback';
 import { oauthAuthorizeUrl } from './connections/oauth-authorize-url';
 import { patchExternalConnection } from './connections/patch-external-connection';
+import { webflowPublishSiteRoute } from './connector/webflow-publish-site';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
 import { getActivity } from './core-bases/get-activity';
@@ -136,6 +137,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     redownloadExternalTable,
     cloneSyncPreview,
     bumpRecurringJobPriority,
+    webflowPublishSiteRoute,
     demoDatabases,
     getConnectorInfo,
     createExternalConnection,

@@ -164,7 +164,9 @@ export async function callConnector<T>(type: ConnectorType, call: () => Promise<
               ? 404
               : error.code === 'transient'
                 ? 502
-                : 400;
+                : error.code === 'rate_limited'
+                  ? 429
+                  : 400;
       throw new HttpError(status, `${type}: ${error.message}`, error.userFacingMessage, error.code);
     }
     throw error;

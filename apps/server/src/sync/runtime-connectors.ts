@@ -25,6 +25,7 @@ import {
   type SupabaseTls,
   supabaseDatabaseItems,
 } from '@lockstep/connectors/supabase';
+import { createWebflowRuntimeConnector, type WebflowSettings } from '@lockstep/connectors/webflow';
 
 /**
  * The connectors a run uses, by connector type, built for one connection's decrypted credentials.
@@ -162,6 +163,16 @@ export function memberstackRuntimeFactory(settings: MemberstackSettings): Factor
   return cachedFactory((secrets) => createMemberstackRuntimeConnector(settings, secrets));
 }
 
+/**
+ * Webflow in runs: a site token per connection; the 60 requests a minute per token shared through the
+ * pool. One connector per connection's items, so the creates it made (idempotency keys) and its
+ * collection cache last across a run's chunks; the connection's `publish` item says whether written
+ * items are published at once ('live') or wait for the next site publish ('staged').
+ */
+export function webflowRuntimeFactory(settings: WebflowSettings): Factory {
+  return cachedFactory((secrets) => createWebflowRuntimeConnector(settings, secrets));
+}
+
 export function createRuntimeConnectors(
   factories: Record<string, Factory> = {},
   options: {
@@ -173,6 +184,7 @@ export function createRuntimeConnectors(
     salesforce?: SalesforceSettings;
     stripe?: StripeSettings;
     memberstack?: MemberstackSettings;
+    webflow?: WebflowSettings;
     notion?: NotionSettings;
     googleSheets?: GoogleSheetsSettings;
     /** Supabase's root CA (LOCKSTEP_SUPABASE_ROOT_CA), for TLS to the projects' databases. */
@@ -214,6 +226,7 @@ export function createRuntimeConnectors(
     salesforce: salesforceRuntimeFactory(options.salesforce ?? {}),
     stripe: stripeRuntimeFactory(options.stripe ?? {}),
     memberstack: memberstackRuntimeFactory(options.memberstack ?? {}),
+    webflow: webflowRuntimeFactory(options.webflow ?? {}),
     notion: notionRuntimeFactory(options.notion ?? {}),
     google_sheets: googleSheetsRuntimeFactory(options.googleSheets ?? {}),
     ...factories,

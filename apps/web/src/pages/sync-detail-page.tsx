@@ -24,6 +24,7 @@ import { ErrorAlert } from '../components/error-alert';
 import { SyncActivity } from '../components/sync-activity';
 import { SyncNav } from '../components/sync-nav';
 import { ValueDriftCheck } from '../components/value-drift-check';
+import { WebflowPublish } from '../components/webflow-publish';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { PAGE_SIZE, type Paged, pageQuery } from '../lib/paged';
@@ -459,6 +460,7 @@ export function SyncDetailPage() {
         <DriftReport sync={s} />
         <ValueDriftCheck sync={s} />
       </Card>
+      <WebflowPublish sync={s} />
       <SyncActivity sync={s} />
       <DeleteApprovals sync={s} />
       <HeldConflicts sync={s} />
