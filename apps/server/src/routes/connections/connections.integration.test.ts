@@ -38,19 +38,25 @@ describe('connections', () => {
     expect(stripe.auth.requiredItems[0]).toMatchObject({ name: 'secretKey', secret: true });
   });
 
-  it('refuses a connector that cannot be chosen, storing nothing', async () => {
+  it('offers all thirteen connectors, and refuses one this server lacks, storing nothing', async () => {
     const info = (await t.app.inject({ url: '/rest/connector-info', headers: user.auth })).json();
-    const unavailable = info.find((c: { available: boolean }) => !c.available);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/rest/external-connections',
-      headers: { ...user.auth, 'content-type': 'application/json' },
-      payload: { type: unavailable.connectorType, connectionItems: { secretKey: 'sk_test_x' } },
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().response.userFacingMessage).toBe(
-      `${unavailable.displayName} is not available yet. Choose another app.`,
-    );
+    expect(info).toHaveLength(13);
+    expect(info.filter((c: { available: boolean }) => !c.available)).toEqual([]);
+    // A server built without one of them (its port missing from the registry) refuses it.
+    const registry = t.ctx.connectors;
+    t.ctx.connectors = { get: (type) => (type === 'stripe' ? undefined : registry.get(type)) };
+    try {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/rest/external-connections',
+        headers: { ...user.auth, 'content-type': 'application/json' },
+        payload: { type: 'stripe', connectionItems: { secretKey: 'sk_test_x' } },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().response.userFacingMessage).toBe('Stripe is not available yet. Choose another app.');
+    } finally {
+      t.ctx.connectors = registry;
+    }
     expect((await t.app.inject({ url: '/rest/external-connections', headers: user.auth })).json().total).toBe(
       0,
     );
