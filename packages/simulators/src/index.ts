@@ -66,6 +66,7 @@ export {
   type StartStripeSimulatorOptions,
   type StripeSimulator,
   StripeState,
+  signPayload as stripeSignature,
   startStripeSimulator,
 } from './stripe/index.ts';
 export {

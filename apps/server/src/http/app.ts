@@ -12,9 +12,12 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
+import { createCheckout } from '../routes/payment/create-checkout';
+import { openBillingPortal } from '../routes/payment/open-portal';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
+import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
@@ -24,7 +27,7 @@ import { refuseNul } from './refuse-nul';
 import { refuseUnknownQuery } from './refuse-unknown-query';
 import { registerSecurityHeaders } from './security-headers';
 
-const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
+const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks', '/payment'];
 
 /** The HTTP server: public routes, better-auth, /rest behind the Bearer guard, OpenAPI, and the web app. */
 export async function buildApp(ctx: AppContext, options: { logStream?: { write(line: string): void } } = {}) {
@@ -93,6 +96,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
             supportEmail: z.string(),
             pricingUrl: z.string(),
             oidcProviders: z.array(z.string()),
+            /** Plans can be bought here (Stripe is set up: LOCKSTEP_STRIPE_*). */
+            payments: z.boolean(),
           }),
         },
       },
@@ -102,6 +107,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       supportEmail: ctx.config.supportEmail,
       pricingUrl: ctx.config.pricingUrl,
       oidcProviders: ctx.config.oidcProviders,
+      payments: ctx.config.stripe !== null,
     }),
   );
   mountAuth(app, ctx.auth, ctx.authRateLimiter);
@@ -115,6 +121,18 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     { prefix: '/rest' },
   );
 
+  // Payments (spec section 7): outside /rest, behind the same Bearer guard.
+  await app.register(
+    async (payment) => {
+      payment.addHook('onRequest', bearerGuard(ctx));
+      payment.addHook('preValidation', refuseUnknownQuery);
+      const typed = payment.withTypeProvider<ZodTypeProvider>();
+      createCheckout(typed, ctx);
+      openBillingPortal(typed, ctx);
+    },
+    { prefix: '/payment' },
+  );
+
   // The apps' webhooks: public (each address carries a key only this server makes), and read as the
   // raw body, because their signatures are over the exact bytes.
   await app.register(async (hooks) => {
@@ -126,6 +144,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveNotionWebhook(hooks, ctx);
     receiveAirtableWebhook(hooks, ctx);
     receiveHubSpotWebhook(hooks, ctx);
+    receiveStripeWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');
