@@ -239,7 +239,7 @@ describe('failed payments', () => {
   it(`keeps the plan usable as past_due for ${PAST_DUE_GRACE_DAYS} days, then expires it`, async () => {
     const user = await signUp(t.app, 'late-payer@billing.test');
     const session = await buy(user, 'pro');
-    await sim.failPayment(session.subscription as string);
+    sim.failPayment(session.subscription as string);
     await sim.flushWebhooks();
     expect(
       sim.webhooks.deliveries.filter((d) => d.eventType === 'invoice.payment_failed').at(-1)?.status,
@@ -262,6 +262,29 @@ describe('failed payments', () => {
     expect(await subscriptionOf(user)).toMatchObject({ status: 'expired', daysRemaining: 0 });
     expect(await limitsOf(user)).toMatchObject({ baseLimit: 0, recordLimit: 0 });
     expect((await createSync(user)).statusCode).toBe(402);
+  });
+});
+
+describe('a failed payment paid after all', () => {
+  it('is active again on invoice.paid', async () => {
+    const user = await signUp(t.app, 'pays-later@billing.test');
+    const session = await buy(user, 'pro');
+    sim.failPayment(session.subscription as string);
+    await sim.flushWebhooks();
+    expect(await subscriptionOf(user)).toMatchObject({ status: 'past_due' });
+    sim.payInvoice(session.subscription as string);
+    await sim.flushWebhooks();
+    expect(sim.webhooks.deliveries.filter((d) => d.eventType === 'invoice.paid').at(-1)?.status).toBe(200);
+    const sub = await subscriptionOf(user);
+    expect(sub).toMatchObject({ status: 'active', planDisplayName: 'Pro', billedByStripe: true });
+    // The renewal paid for the next month: its end is about two months from the first payment.
+    expect(sub.daysRemaining).toBeGreaterThanOrEqual(58);
+    const row = await t.ctx.db
+      .selectFrom('subscription')
+      .select('past_due_since')
+      .where('stripe_subscription_id', '=', session.subscription as string)
+      .executeTakeFirstOrThrow();
+    expect(row.past_due_since).toBeNull();
   });
 });
 
