@@ -24,6 +24,11 @@ import { subscriptionOf } from './subscriptions';
 
 /** Days a plan stays usable after a failed payment (status past_due) before it is expired. */
 export const PAST_DUE_GRACE_DAYS = 3;
+/**
+ * Days a Stripe event id is kept once taken: Stripe keeps events 30 days (a resend from the
+ * Dashboard or a duplicate delivery comes within them).
+ */
+export const STRIPE_EVENT_KEEP_DAYS = 30;
 /** Webhook deliveries older than this (their signed time stamp, seconds) are refused. */
 export const STRIPE_WEBHOOK_TOLERANCE_SECONDS = 300;
 /** The events POST /webhooks/stripe acts on; give the endpoint in Stripe these. */

@@ -25,6 +25,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     type text not null,
     received_at timestamptz not null default now()
   )`.execute(db);
+  await sql`create index if not exists stripe_webhook_event_received_idx
+    on stripe_webhook_event (received_at)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

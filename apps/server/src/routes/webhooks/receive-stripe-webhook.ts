@@ -5,6 +5,7 @@ import { envelope } from '../../http/error-envelope';
 import {
   applySubscriptionState,
   readEventTarget,
+  STRIPE_EVENT_KEEP_DAYS,
   STRIPE_WEBHOOK_TOLERANCE_SECONDS,
   stripeClient,
 } from '../../services/billing';
@@ -66,6 +67,10 @@ export function receiveStripeWebhook(app: FastifyInstance, ctx: AppContext) {
     const read = await readEventTarget(stripe, event);
     if (!read) return reply.status(200).send({ received: true, applied: false });
     const result = await ctx.db.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('stripe_webhook_event')
+        .where('received_at', '<', new Date(Date.now() - STRIPE_EVENT_KEEP_DAYS * 24 * 60 * 60 * 1000))
+        .execute();
       const taken = await trx
         .insertInto('stripe_webhook_event')
         .values({ event_id: event.id, type: event.type })
