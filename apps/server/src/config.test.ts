@@ -41,3 +41,37 @@ describe("LOCKSTEP_SUPABASE_ROOT_CA (Supabase's root CA, issue 18 item 9)", () =
     expect(() => loadConfig({ LOCKSTEP_SUPABASE_ROOT_CA: broken }, argv)).toThrow(/cannot be read/);
   });
 });
+
+describe('payments (LOCKSTEP_STRIPE_*)', () => {
+  const all = {
+    LOCKSTEP_STRIPE_SECRET_KEY: 'sk_test_123',
+    LOCKSTEP_STRIPE_WEBHOOK_SECRET: 'whsec_123',
+    LOCKSTEP_STRIPE_PRICES: ' starter=price_s , PRO_V2=price_p2,pro=price_p ',
+  };
+
+  it('are off without the variables, and on with all three (Stripe API host by default)', () => {
+    expect(loadConfig({}, argv).billing).toBeNull();
+    expect(loadConfig(all, argv).billing).toEqual({
+      secretKey: 'sk_test_123',
+      webhookSecret: 'whsec_123',
+      apiUrl: 'https://api.stripe.com',
+      prices: { starter: 'price_s', pro_v2: 'price_p2', pro: 'price_p' },
+    });
+    expect(
+      loadConfig({ ...all, LOCKSTEP_STRIPE_API_URL: 'http://127.0.0.1:4242/' }, argv).billing?.apiUrl,
+    ).toBe('http://127.0.0.1:4242');
+  });
+
+  it('stop the server when half set up, or when a price names no tier, saying what is wrong', () => {
+    expect(() => loadConfig({ LOCKSTEP_STRIPE_SECRET_KEY: 'sk_test_123' }, argv)).toThrow(
+      /LOCKSTEP_STRIPE_WEBHOOK_SECRET and LOCKSTEP_STRIPE_PRICES are missing/,
+    );
+    expect(() => loadConfig({ ...all, LOCKSTEP_STRIPE_WEBHOOK_SECRET: '' }, argv)).toThrow(
+      /LOCKSTEP_STRIPE_WEBHOOK_SECRET is missing/,
+    );
+    expect(() => loadConfig({ ...all, LOCKSTEP_STRIPE_PRICES: 'gold=price_g' }, argv)).toThrow(
+      /"gold" is not a plan tier/,
+    );
+    expect(() => loadConfig({ ...all, LOCKSTEP_STRIPE_PRICES: 'pro' }, argv)).toThrow(/is not tier=price_id/);
+  });
+});

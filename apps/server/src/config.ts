@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { PLAN_TIER_NAMES, tierOfProductType } from '@lockstep/contract';
 import { z } from 'zod';
 
 export const ROLES = ['api', 'worker', 'all'] as const;
@@ -40,6 +41,9 @@ const EnvSchema = z.object({
   /** How long a member's email change must stay the same before Lockstep writes it to Memberstack. */
   LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   LOCKSTEP_WEBFLOW_API_URL: z.string().url().default('https://api.webflow.com'),
+  LOCKSTEP_STRIPE_SECRET_KEY: z.string().optional(),
+  LOCKSTEP_STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  LOCKSTEP_STRIPE_PRICES: z.string().optional(),
   LOCKSTEP_AIRTABLE_OAUTH_URL: z.string().url().default('https://airtable.com'),
   LOCKSTEP_AIRTABLE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_AIRTABLE_CLIENT_SECRET: z.string().optional(),
@@ -134,6 +138,12 @@ export type Config = {
    */
   memberstack: { apiUrl: string; emailStableMs: number };
   /**
+   * Lockstep's own billing through Stripe (services/billing.ts); null when payments are not set up
+   * on this server (then trials and staff assignment are the only plans). `prices` maps a product
+   * type (a tier such as `pro`, or a versioned code such as `pro_v2`) to its recurring price id.
+   */
+  billing: StripeConfig | null;
+  /**
    * This server's Google OAuth client (sign in with Google for Sheets); `apiUrl` points every Google
    * host (consent, token, Sheets, Drive) at one other server (the simulator in tests).
    */
@@ -173,6 +183,66 @@ export type Config = {
    */
   mail: { smtpUrl: string | undefined; from: string | undefined; verification: 'on' | 'off' | undefined };
 };
+
+export type StripeConfig = {
+  secretKey: string;
+  webhookSecret: string;
+  apiUrl: string;
+  prices: Record<string, string>;
+};
+
+/**
+ * LOCKSTEP_STRIPE_PRICES: `tier=price_id,...` (for example `starter=price_123,pro=price_456`). A key
+ * is a tier or a versioned product type (`pro_v2`); a key that is neither stops the server.
+ */
+export function parseStripePrices(value: string): Record<string, string> {
+  const prices: Record<string, string> = {};
+  for (const part of value.split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const eq = entry.indexOf('=');
+    const key = eq < 0 ? '' : entry.slice(0, eq).trim().toLowerCase();
+    const price = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    if (!key || !price || /\s/.test(price))
+      throw new Error(`LOCKSTEP_STRIPE_PRICES: "${entry}" is not tier=price_id (for example pro=price_123).`);
+    if (!tierOfProductType(key))
+      throw new Error(
+        `LOCKSTEP_STRIPE_PRICES: "${key}" is not a plan tier (one of ${PLAN_TIER_NAMES.join(', ')}, or a version such as pro_v2).`,
+      );
+    prices[key] = price;
+  }
+  return prices;
+}
+
+/**
+ * Payments are set up when the secret key, the webhook secret and at least one price are given; some
+ * of them without the others stops the server, saying which are missing (a checkout whose webhooks
+ * cannot be checked would take money without giving the plan).
+ */
+export function stripeConfigOf(e: {
+  LOCKSTEP_STRIPE_SECRET_KEY?: string | undefined;
+  LOCKSTEP_STRIPE_WEBHOOK_SECRET?: string | undefined;
+  LOCKSTEP_STRIPE_PRICES?: string | undefined;
+  LOCKSTEP_STRIPE_API_URL: string;
+}): StripeConfig | null {
+  const secretKey = e.LOCKSTEP_STRIPE_SECRET_KEY?.trim() ?? '';
+  const webhookSecret = e.LOCKSTEP_STRIPE_WEBHOOK_SECRET?.trim() ?? '';
+  const prices = parseStripePrices(e.LOCKSTEP_STRIPE_PRICES ?? '');
+  const given = {
+    LOCKSTEP_STRIPE_SECRET_KEY: secretKey !== '',
+    LOCKSTEP_STRIPE_WEBHOOK_SECRET: webhookSecret !== '',
+    LOCKSTEP_STRIPE_PRICES: Object.keys(prices).length > 0,
+  };
+  const missing = Object.entries(given)
+    .filter(([, set]) => !set)
+    .map(([name]) => name);
+  if (missing.length === 3) return null;
+  if (missing.length > 0)
+    throw new Error(
+      `Payments are half set up: ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing. Set LOCKSTEP_STRIPE_SECRET_KEY, LOCKSTEP_STRIPE_WEBHOOK_SECRET and LOCKSTEP_STRIPE_PRICES together, or none of them.`,
+    );
+  return { secretKey, webhookSecret, apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, ''), prices };
+}
 
 /** LOCKSTEP_TRUST_PROXY: empty or false (off), true, a hop count, or a comma-separated list of addresses. */
 export function parseTrustProxy(value: string): boolean | number | string[] {
@@ -297,6 +367,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       emailStableMs: Math.round(e.LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS * 1000),
     },
     webflow: { apiUrl: e.LOCKSTEP_WEBFLOW_API_URL.replace(/\/$/, '') },
+    billing: stripeConfigOf(e),
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_NOTION_CLIENT_SECRET || undefined,

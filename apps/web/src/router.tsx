@@ -66,6 +66,14 @@ export const router = createBrowserRouter([
             ),
           },
           {
+            // Outside the shell: it only starts Stripe Checkout and goes there.
+            path: '/account/payment/:productType',
+            lazy: lazyPage(
+              () => import('./pages/payment-page'),
+              (m) => m.PaymentPage,
+            ),
+          },
+          {
             element: <AppLayout />,
             children: [
               {

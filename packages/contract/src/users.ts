@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** Subscription status: active and trialing allow everything within limits; expired and none do not. */
-export const SubscriptionStatus = z.enum(['active', 'trialing', 'expired', 'none']);
+/**
+ * Subscription status: active, trialing and past_due (a payment failed; usable for a grace period)
+ * allow everything within limits; expired and none do not.
+ */
+export const SubscriptionStatus = z.enum(['active', 'trialing', 'past_due', 'expired', 'none']);
 export type SubscriptionStatus = z.infer<typeof SubscriptionStatus>;
 
 export const Subscription = z.object({
@@ -9,6 +12,10 @@ export const Subscription = z.object({
   daysRemaining: z.number().int().nullable(),
   planDisplayName: z.string(),
   productType: z.string().nullable(),
+  /** Paid through Stripe: the plan ends when the period paid for does (canceled, not renewed). */
+  cancelAtPeriodEnd: z.boolean().optional(),
+  /** Paid through Stripe (the billing portal manages it), rather than a trial or a staff assignment. */
+  billedByStripe: z.boolean().optional(),
 });
 export type Subscription = z.infer<typeof Subscription>;
 

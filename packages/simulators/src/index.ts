@@ -87,6 +87,7 @@ export {
   type StartStripeSimulatorOptions,
   type StripeSimulator,
   StripeState,
+  signPayload as stripeSignature,
   startStripeSimulator,
 } from './stripe/index.ts';
 export {

@@ -37,10 +37,25 @@ export type SubscriptionTable = {
   id: Generated<string>;
   user_id: string;
   product_type: string;
-  status: 'active' | 'trialing' | 'canceled';
+  /** past_due: a payment failed, usable until expires_at (the grace period); incomplete: grants nothing. */
+  status: 'active' | 'trialing' | 'past_due' | 'canceled' | 'incomplete';
   starts_at: Timestamp;
+  /** When access ends without further word (for a Stripe subscription: see services/billing.ts). */
   expires_at: Timestamp | null;
   created_at: Timestamp;
+  stripe_customer_id: string | null;
+  stripe_subscription_id: string | null;
+  /** The end of the period Stripe has billed for (the renewal date, or the end when canceling). */
+  current_period_end: Timestamp | null;
+  cancel_at_period_end: Generated<boolean>;
+  past_due_since: Timestamp | null;
+  updated_at: Timestamp;
+};
+
+export type StripeWebhookEventTable = {
+  event_id: string;
+  type: string;
+  received_at: Timestamp;
 };
 
 export type CoreBaseTable = {
@@ -418,5 +433,6 @@ export type Database = {
   sync_preview: SyncPreviewTable;
   sync_preview_pair: SyncPreviewPairTable;
   app_webhook_event: AppWebhookEventTable;
+  stripe_webhook_event: StripeWebhookEventTable;
   owner_record_count: OwnerRecordCountTable;
 };

@@ -12,12 +12,15 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
+import { createCheckout } from '../routes/payment/create-checkout';
+import { openBillingPortal } from '../routes/payment/open-portal';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveAttioWebhook } from '../routes/webhooks/receive-attio-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
 import { receiveMemberstackWebhook } from '../routes/webhooks/receive-memberstack-webhook';
 import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook';
 import { receivePipedriveWebhook } from '../routes/webhooks/receive-pipedrive-webhook';
+import { receiveStripeBillingWebhook } from '../routes/webhooks/receive-stripe-billing-webhook';
 import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
@@ -28,7 +31,7 @@ import { refuseNul } from './refuse-nul';
 import { refuseUnknownQuery } from './refuse-unknown-query';
 import { registerSecurityHeaders } from './security-headers';
 
-const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks'];
+const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks', '/payment'];
 
 /** The HTTP server: public routes, better-auth, /rest behind the Bearer guard, OpenAPI, and the web app. */
 export async function buildApp(ctx: AppContext, options: { logStream?: { write(line: string): void } } = {}) {
@@ -97,6 +100,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
             supportEmail: z.string(),
             pricingUrl: z.string(),
             oidcProviders: z.array(z.string()),
+            /** Plans can be bought here (Stripe is set up: LOCKSTEP_STRIPE_*). */
+            payments: z.boolean(),
           }),
         },
       },
@@ -106,6 +111,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       supportEmail: ctx.config.supportEmail,
       pricingUrl: ctx.config.pricingUrl,
       oidcProviders: ctx.config.oidcProviders,
+      payments: ctx.config.billing !== null,
     }),
   );
   mountAuth(app, ctx.auth, ctx.authRateLimiter);
@@ -117,6 +123,18 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       registerRestRoutes(rest.withTypeProvider<ZodTypeProvider>(), ctx);
     },
     { prefix: '/rest' },
+  );
+
+  // Payments (spec section 7): outside /rest, behind the same Bearer guard.
+  await app.register(
+    async (payment) => {
+      payment.addHook('onRequest', bearerGuard(ctx));
+      payment.addHook('preValidation', refuseUnknownQuery);
+      const typed = payment.withTypeProvider<ZodTypeProvider>();
+      createCheckout(typed, ctx);
+      openBillingPortal(typed, ctx);
+    },
+    { prefix: '/payment' },
   );
 
   // The apps' webhooks: public (each address carries a key only this server makes), and read as the
@@ -134,6 +152,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receivePipedriveWebhook(hooks, ctx);
     receiveStripeWebhook(hooks, ctx);
     receiveMemberstackWebhook(hooks, ctx);
+    receiveStripeBillingWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

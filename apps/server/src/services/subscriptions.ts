@@ -19,12 +19,25 @@ export const NO_SUBSCRIPTION: Subscription = {
   productType: null,
 };
 
-/** The user's current subscription: the latest one, expired when its end has passed or it was canceled. */
+/**
+ * The user's current subscription: the latest one (rows of status 'incomplete', a checkout begun,
+ * grant nothing), expired when its end has passed or it was canceled. A subscription paid through
+ * Stripe (services/billing.ts) counts its days to the renewal date, or to the end of a canceled one
+ * or of a failed payment's grace period.
+ */
 export async function subscriptionOf(db: Db, userId: string, now = new Date()): Promise<Subscription> {
   const row = await db
     .selectFrom('subscription')
-    .select(['product_type', 'status', 'expires_at'])
+    .select([
+      'product_type',
+      'status',
+      'expires_at',
+      'stripe_subscription_id',
+      'current_period_end',
+      'cancel_at_period_end',
+    ])
     .where('user_id', '=', userId)
+    .where('status', '!=', 'incomplete')
     .orderBy('created_at', 'desc')
     .limit(1)
     .executeTakeFirst();
@@ -34,11 +47,21 @@ export async function subscriptionOf(db: Db, userId: string, now = new Date()): 
   if (!tier) return NO_SUBSCRIPTION;
   const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
   const expired = row.status === 'canceled' || (expiresAt !== null && expiresAt.getTime() <= now.getTime());
+  const billed = row.stripe_subscription_id !== null;
+  const shownEnd =
+    billed && row.status !== 'past_due' && !row.cancel_at_period_end && row.current_period_end
+      ? new Date(row.current_period_end)
+      : expiresAt;
   return {
-    status: expired ? 'expired' : row.status === 'trialing' ? 'trialing' : 'active',
-    daysRemaining: expiresAt ? Math.max(0, Math.ceil((expiresAt.getTime() - now.getTime()) / DAY_MS)) : null,
+    status: expired
+      ? 'expired'
+      : row.status === 'trialing' || row.status === 'past_due'
+        ? row.status
+        : 'active',
+    daysRemaining: shownEnd ? Math.max(0, Math.ceil((shownEnd.getTime() - now.getTime()) / DAY_MS)) : null,
     planDisplayName: PLAN_TIERS[tier].displayName,
     productType: row.product_type,
+    ...(billed ? { billedByStripe: true, cancelAtPeriodEnd: row.cancel_at_period_end } : {}),
   };
 }
 

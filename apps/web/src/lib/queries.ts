@@ -18,6 +18,8 @@ export type AppConfig = {
   supportEmail: string;
   pricingUrl: string;
   oidcProviders: string[];
+  /** Plans can be bought on this server (Stripe is set up). */
+  payments: boolean;
 };
 
 /** Used until /api/config answers (the server's default). */

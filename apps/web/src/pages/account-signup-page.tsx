@@ -2,9 +2,10 @@ import { PLAN_TIERS, type PlanTier, tierOfProductType } from '@lockstep/contract
 import { Badge, Button, Card, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
+import { useAppConfig } from '../lib/queries';
 import { useSession } from '../lib/session';
 
 /** The plan chooser (/account/signup and /account/signup/{productType}): starts a trial of a tier. */
@@ -15,6 +16,7 @@ export function AccountSignupPage() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const { signedIn, tokenReady } = useSession();
+  const payments = useAppConfig().data?.payments === true;
 
   async function choose(tier: PlanTier) {
     if (!signedIn) {
@@ -69,6 +71,19 @@ export function AccountSignupPage() {
                 >
                   Start trial
                 </Button>
+                {payments ? (
+                  <Button
+                    component={Link}
+                    variant="light"
+                    to={
+                      signedIn
+                        ? `/account/payment/${productType && highlighted === tier ? productType : tier}`
+                        : `/sign-up?redirect_url=${encodeURIComponent(`/account/payment/${tier}`)}`
+                    }
+                  >
+                    Subscribe
+                  </Button>
+                ) : null}
               </Stack>
             </Card>
           );

@@ -1,10 +1,11 @@
 import type { PlanSummary } from '@lockstep/contract';
 import { MantineProvider } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { intervalWords, SubscriptionPage } from './subscription-page';
+import { browser } from '../lib/payments';
+import { intervalWords, remainingWords, SubscriptionPage } from './subscription-page';
 
 vi.mock('../lib/session', () => ({ useSession: () => ({ tokenReady: true, signedIn: true }) }));
 
@@ -36,10 +37,23 @@ const plans: PlanSummary[] = [
   },
 ];
 
-function renderPage(subscription: { status: string; productType: string | null; planDisplayName: string }) {
+type PageOptions = { payments?: boolean; portal?: () => Response };
+
+function renderPage(
+  subscription: {
+    status: string;
+    productType: string | null;
+    planDisplayName: string;
+    billedByStripe?: boolean;
+  },
+  options: PageOptions = {},
+) {
   vi.stubGlobal(
     'fetch',
-    vi.fn(async (url: string) => {
+    vi.fn(async (url: string, init?: RequestInit) => {
+      if (url === '/api/config' && options.payments !== undefined)
+        return new Response(JSON.stringify({ environment: 'test', payments: options.payments }));
+      if (url === '/payment/portal' && init?.method === 'POST' && options.portal) return options.portal();
       if (url === '/rest/users/current')
         return new Response(
           JSON.stringify({
@@ -71,7 +85,10 @@ function renderPage(subscription: { status: string; productType: string | null; 
 
 const row = (name: string) => screen.getByRole('cell', { name: new RegExp(`^${name}`) }).closest('tr');
 
-afterEach(() => vi.unstubAllGlobals());
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
 
 describe('plan page', () => {
   it("lists every plan with the server's limits and marks the user's plan", async () => {
@@ -114,6 +131,83 @@ describe('plan page', () => {
     const table = await screen.findByRole('table', { name: 'Plans' });
     expect(table.querySelectorAll('[aria-current]')).toHaveLength(0);
     expect(screen.queryByText(/^Current plan/)).toBeNull();
+  });
+});
+
+describe('billing on the plan page', () => {
+  it("Manage billing opens Stripe's billing portal", async () => {
+    const goTo = vi.spyOn(browser, 'goTo').mockImplementation(() => {});
+    renderPage(
+      { status: 'active', productType: 'pro', planDisplayName: 'Pro', billedByStripe: true },
+      {
+        payments: true,
+        portal: () => new Response(JSON.stringify({ url: 'https://billing.stripe.com/p/session/bps_1' })),
+      },
+    );
+    fireEvent.click(await screen.findByRole('button', { name: 'Manage billing' }));
+    await waitFor(() => expect(goTo).toHaveBeenCalledWith('https://billing.stripe.com/p/session/bps_1'));
+  });
+
+  it('shows why the portal cannot open (no customer yet)', async () => {
+    const goTo = vi.spyOn(browser, 'goTo').mockImplementation(() => {});
+    renderPage(
+      { status: 'trialing', productType: 'pro', planDisplayName: 'Pro' },
+      {
+        payments: true,
+        portal: () =>
+          new Response(
+            JSON.stringify({
+              statusCode: 409,
+              message: 'No Stripe customer for this user',
+              response: {
+                userFacingMessage: 'There is no billing to manage yet: you have not paid for a plan.',
+              },
+            }),
+            { status: 409 },
+          ),
+      },
+    );
+    fireEvent.click(await screen.findByRole('button', { name: 'Manage billing' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Could not open billing');
+    expect(alert.textContent).toContain('There is no billing to manage yet');
+    expect(goTo).not.toHaveBeenCalled();
+  });
+
+  it('says payments are not set up on this server, with no Manage billing', async () => {
+    renderPage({ status: 'trialing', productType: 'pro', planDisplayName: 'Pro' }, { payments: false });
+    expect(
+      await screen.findByText(
+        'Payments are not set up on this server: plans come from a trial or from staff.',
+      ),
+    ).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Manage billing' })).toBeNull();
+  });
+});
+
+describe('remainingWords', () => {
+  const sub = (extra: Record<string, unknown>) => ({
+    status: 'active' as const,
+    daysRemaining: 12,
+    planDisplayName: 'Pro',
+    productType: 'pro',
+    ...extra,
+  });
+  it('says renewal, cancellation, a failed payment or plain days remaining', () => {
+    expect(remainingWords(sub({ billedByStripe: true, cancelAtPeriodEnd: false }), false)).toBe(
+      'Renews in 12 days.',
+    );
+    expect(remainingWords(sub({ billedByStripe: true, cancelAtPeriodEnd: true }), false)).toBe(
+      'Canceled: ends in 12 days.',
+    );
+    expect(remainingWords(sub({ status: 'past_due', daysRemaining: 1, billedByStripe: true }), false)).toBe(
+      'A payment failed. Update your payment details with Manage billing: the plan stays usable for 1 day.',
+    );
+    expect(remainingWords(sub({ status: 'trialing' }), false)).toBe('12 days remaining');
+    expect(remainingWords(sub({ daysRemaining: 30, productType: null }), true)).toBe(
+      '30 days remaining (local dev plan)',
+    );
+    expect(remainingWords(sub({ status: 'expired', daysRemaining: 0 }), false)).toBeNull();
   });
 });
 

@@ -1,8 +1,104 @@
 import { type PlanSummary, type Subscription, tierOfProductType } from '@lockstep/contract';
-import { Badge, Button, Card, Group, Loader, Progress, Stack, Table, Text, Title } from '@mantine/core';
-import { Link } from 'react-router';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Loader,
+  Progress,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import { ErrorAlert } from '../components/error-alert';
-import { usePlan, usePlans } from '../lib/queries';
+import { browser, openBillingPortal } from '../lib/payments';
+import { useAppConfig, usePlan, usePlans } from '../lib/queries';
+
+const days = (n: number) => `${n} day${n === 1 ? '' : 's'}`;
+
+/** What the days remaining mean for this subscription. */
+export function remainingWords(subscription: Subscription, devPlan: boolean): string | null {
+  const n = subscription.daysRemaining;
+  if (n === null) return null;
+  if (subscription.status === 'past_due')
+    return `A payment failed. Update your payment details with Manage billing: the plan stays usable for ${days(n)}.`;
+  if (subscription.status === 'expired') return null;
+  if (subscription.billedByStripe && subscription.cancelAtPeriodEnd) return `Canceled: ends in ${days(n)}.`;
+  if (subscription.billedByStripe) return `Renews in ${days(n)}.`;
+  return `${days(n)} remaining${devPlan ? ' (local dev plan)' : ''}`;
+}
+
+/**
+ * Manage billing: Stripe's billing portal (plan, payment details, invoices, cancel). On a server
+ * without payments it says so instead.
+ */
+function ManageBilling() {
+  const config = useAppConfig();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (!config.data) return null;
+  if (!config.data.payments)
+    return (
+      <Text size="sm" c="dimmed">
+        Payments are not set up on this server: plans come from a trial or from staff.
+      </Text>
+    );
+  async function open() {
+    setBusy(true);
+    setError(null);
+    try {
+      browser.goTo((await openBillingPortal()).url);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  }
+  return (
+    <Stack gap="xs">
+      <Group>
+        <Button variant="default" onClick={() => void open()} loading={busy}>
+          Manage billing
+        </Button>
+      </Group>
+      {error ? <ErrorAlert error={error} title="Could not open billing" /> : null}
+    </Stack>
+  );
+}
+
+/**
+ * Back from Stripe Checkout (?checkout=success): the plan arrives with Stripe's webhook, usually
+ * within seconds; the user is read again until it has.
+ */
+function CheckoutReturn({ subscription }: { subscription: Subscription }) {
+  const [params] = useSearchParams();
+  const queryClient = useQueryClient();
+  const back = params.get('checkout') === 'success';
+  const arrived = subscription.billedByStripe === true && subscription.status !== 'expired';
+  useEffect(() => {
+    if (!back || arrived) return;
+    let tries = 0;
+    const timer = setInterval(() => {
+      tries += 1;
+      void queryClient.invalidateQueries({ queryKey: ['current-user'] });
+      void queryClient.invalidateQueries({ queryKey: ['limit-data'] });
+      if (tries >= 15) clearInterval(timer);
+    }, 2000);
+    return () => clearInterval(timer);
+  }, [back, arrived, queryClient]);
+  if (!back) return null;
+  return (
+    <Alert color={arrived ? 'green' : 'blue'} title={arrived ? 'Thank you' : 'Payment received'}>
+      {arrived
+        ? `Your ${subscription.planDisplayName} plan is active.`
+        : 'Your plan becomes active as soon as Stripe confirms the payment, usually within seconds.'}
+    </Alert>
+  );
+}
 
 function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
   const percent = limit === null ? 0 : limit === 0 ? 100 : Math.min(100, (used / limit) * 100);
@@ -104,6 +200,7 @@ export function SubscriptionPage() {
   return (
     <Stack maw={760}>
       <Title order={2}>Subscription</Title>
+      <CheckoutReturn subscription={subscription} />
       <Card withBorder>
         <Stack>
           <Group justify="space-between">
@@ -112,16 +209,21 @@ export function SubscriptionPage() {
             </Text>
             <Badge
               color={
-                subscription.status === 'expired' ? 'red' : subscription.status === 'none' ? 'gray' : 'green'
+                subscription.status === 'expired'
+                  ? 'red'
+                  : subscription.status === 'none'
+                    ? 'gray'
+                    : subscription.status === 'past_due'
+                      ? 'orange'
+                      : 'green'
               }
             >
               {subscription.status}
             </Badge>
           </Group>
-          {subscription.daysRemaining !== null ? (
-            <Text size="sm" c="dimmed">
-              {subscription.daysRemaining} day{subscription.daysRemaining === 1 ? '' : 's'} remaining
-              {plan.devPlan ? ' (local dev plan)' : ''}
+          {remainingWords(subscription, plan.devPlan) !== null ? (
+            <Text size="sm" c={subscription.status === 'past_due' ? 'orange' : 'dimmed'}>
+              {remainingWords(subscription, plan.devPlan)}
             </Text>
           ) : null}
           {limits ? (
@@ -141,6 +243,7 @@ export function SubscriptionPage() {
               {subscription.status === 'none' ? 'Choose a plan' : 'See plans'}
             </Button>
           </Group>
+          {plan.devPlan ? null : <ManageBilling />}
         </Stack>
       </Card>
       <Title order={3}>Plans</Title>

@@ -507,6 +507,44 @@ export function failSubscriptionPayment(state: StripeState, id: string, ctx: Ctx
   return invoice;
 }
 
+/**
+ * Test helper: the customer pays the subscription's open invoice (a new card in the portal, then
+ * Stripe's retry succeeds): the invoice is paid (`invoice.paid`, `invoice.payment_succeeded`) and a
+ * past_due subscription is active again (`customer.subscription.updated`).
+ */
+export function paySubscriptionInvoice(state: StripeState, id: string, ctx: Ctx): Json {
+  const sub = state.get('subscription', id, ctx.livemode);
+  if (sub.status === 'canceled') throw badRequest('This subscription is canceled.');
+  const invoiceId = sub.latest_invoice as string | null;
+  const invoice = invoiceId ? state.get('invoice', invoiceId, ctx.livemode) : undefined;
+  if (invoice?.status !== 'open') throw badRequest('This subscription has no open invoice to pay.');
+  const now = state.now();
+  state.change(
+    invoice,
+    (i) => {
+      i.status = 'paid';
+      i.amount_paid = i.amount_due;
+      i.amount_remaining = 0;
+      i.attempt_count = (i.attempt_count as number) + 1;
+      i.next_payment_attempt = null;
+      i.auto_advance = false;
+      (i.status_transitions as Json).paid_at = now;
+    },
+    'invoice.paid',
+    ctx,
+  );
+  state.emit('invoice.payment_succeeded', invoice, ctx);
+  state.change(
+    sub,
+    (s) => {
+      if (s.status === 'past_due') s.status = 'active';
+    },
+    'customer.subscription.updated',
+    ctx,
+  );
+  return invoice;
+}
+
 export function listSubscriptions(state: StripeState, params: Params, livemode: boolean): Json {
   allowOnly(params, [
     'collection_method',

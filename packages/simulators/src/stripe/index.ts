@@ -3,6 +3,7 @@ export {
   cancelSubscription,
   completeCheckoutSession,
   failSubscriptionPayment,
+  paySubscriptionInvoice,
 } from './billing.ts';
 export { redactKey, StripeApiError } from './errors.ts';
 export {
@@ -35,6 +36,7 @@ import {
   completeCheckoutSession,
   createSubscription,
   failSubscriptionPayment,
+  paySubscriptionInvoice,
   updateSubscription,
 } from './billing.ts';
 import { type Ctx, type Json, type Permission, StripeState, type StripeStateOptions } from './model.ts';
@@ -101,6 +103,8 @@ export type StripeSimulator = {
   completeCheckout: (sessionId: string, details?: { email?: string; name?: string }) => Json;
   /** The subscription's next payment fails (`invoice.payment_failed`, `past_due`). */
   failPayment: (subscriptionId: string, options?: EditOptions) => Json;
+  /** The open invoice of the subscription is paid (`invoice.paid`); past_due becomes active. */
+  payInvoice: (subscriptionId: string, options?: EditOptions) => Json;
   /** The subscription is canceled now (`customer.subscription.deleted`). */
   cancelSubscription: (subscriptionId: string, options?: EditOptions) => Json;
   /** Register a webhook endpoint (test mode unless `livemode`); returns its id and secret. */
@@ -209,6 +213,7 @@ export async function startStripeSimulator(
       return structuredClone(completeCheckoutSession(state, id, livemode, details));
     },
     failPayment: (id, o) => structuredClone(failSubscriptionPayment(state, id, ctxOf(o))),
+    payInvoice: (id, o) => structuredClone(paySubscriptionInvoice(state, id, ctxOf(o))),
     cancelSubscription: (id, o) => structuredClone(cancelSubscription(state, id, ctxOf(o))),
     addWebhookEndpoint: (url, events, o) => addWebhookEndpoint(url, events, o),
     webhooks,

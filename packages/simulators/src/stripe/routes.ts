@@ -24,6 +24,7 @@ import {
   failSubscriptionPayment,
   listInvoices,
   listSubscriptions,
+  paySubscriptionInvoice,
   updateSubscription,
 } from './billing.ts';
 import { noSuch, redactKey, StripeApiError } from './errors.ts';
@@ -758,7 +759,7 @@ export async function startStripeServer(
         return testHelperError(err);
       }
     }
-    m = /^\/test\/subscriptions\/([^/]+)\/(fail_payment|cancel)$/.exec(req.path);
+    m = /^\/test\/subscriptions\/([^/]+)\/(fail_payment|pay|cancel)$/.exec(req.path);
     if (m) {
       const s = find('subscription', m[1] as string);
       if (!s) return testHelperError(noSuch('subscription', m[1] as string));
@@ -766,6 +767,13 @@ export async function startStripeServer(
       try {
         if (m[2] === 'fail_payment') {
           const invoice = failSubscriptionPayment(state, s.id as string, ctx);
+          return {
+            status: 200,
+            body: { subscription: state.get('subscription', s.id as string, ctx.livemode), invoice },
+          };
+        }
+        if (m[2] === 'pay') {
+          const invoice = paySubscriptionInvoice(state, s.id as string, ctx);
           return {
             status: 200,
             body: { subscription: state.get('subscription', s.id as string, ctx.livemode), invoice },

@@ -457,6 +457,19 @@ describe('stripe-node against the simulator', () => {
     expect((pastDue.latest_invoice as Stripe.Invoice).status).toBe('open');
     expect((await stripe.events.list({ type: 'invoice.payment_failed' })).data).toHaveLength(1);
 
+    // The customer pays the open invoice: active again.
+    const paid = await fetch(`${sim.url}/test/subscriptions/${sub.id}/pay`, { method: 'POST' });
+    expect(paid.status).toBe(200);
+    const recovered = await stripe.subscriptions.retrieve(sub.id, { expand: ['latest_invoice'] });
+    expect(recovered.status).toBe('active');
+    expect((recovered.latest_invoice as Stripe.Invoice).status).toBe('paid');
+    const paidEvents = await stripe.events.list({ type: 'invoice.paid' });
+    expect((paidEvents.data[0]?.data.object as Stripe.Invoice | undefined)?.id).toBe(
+      (recovered.latest_invoice as Stripe.Invoice).id,
+    );
+    const again = await fetch(`${sim.url}/test/subscriptions/${sub.id}/pay`, { method: 'POST' });
+    expect(again.status).toBe(400);
+
     const canceled = await stripe.subscriptions.cancel(sub.id);
     expect(canceled.status).toBe('canceled');
     const deletedEvent = await stripe.events.list({ type: 'customer.subscription.deleted' });

@@ -19,6 +19,7 @@ import * as m0018 from './0018-lean-link-indexes';
 import * as m0019 from './0019-pause-all';
 import * as m0020 from './0020-setup-origin';
 import * as m0021 from './0021-app-webhook-events';
+import * as m0022 from './0022-stripe-billing';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0019-pause-all': m0019,
   '0020-setup-origin': m0020,
   '0021-app-webhook-events': m0021,
+  '0022-stripe-billing': m0022,
 };

@@ -21,7 +21,7 @@ export function assignPlan(app: RestApp, ctx: AppContext) {
       config: { staff: true },
       schema: {
         tags: ['users', 'staff'],
-        summary: 'Give a user a plan (staff); stands in for checkout until payments land',
+        summary: 'Give a user a plan (staff), whether or not payments are set up',
         params: UserIdParams,
         body: AssignPlanBody,
         response: { 200: Subscription },

@@ -13,7 +13,7 @@ export function choosePlan(app: RestApp, ctx: AppContext) {
     {
       schema: {
         tags: ['users'],
-        summary: `Start a ${TRIAL_DAYS}-day trial of a plan (payment checkout comes with the Stripe connector)`,
+        summary: `Start a ${TRIAL_DAYS}-day trial of a plan (buying one is POST /payment/checkout/{productType})`,
         body: z.strictObject({ productType: z.string().min(1).max(40) }),
         response: { 200: Subscription },
       },
