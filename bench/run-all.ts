@@ -17,6 +17,8 @@ const modules = [
   './saas/hubspot-efficiency.bench.ts',
   './saas/pipedrive-efficiency.bench.ts',
   './saas/attio-efficiency.bench.ts',
+  './saas/salesforce-efficiency.bench.ts',
+  './saas/affinity-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);
