@@ -95,6 +95,14 @@ export function instanceUrlOf(settings: SalesforceSettings, items: SalesforceIte
     }
   });
   if (allowed.includes(normalized)) return normalized;
+  if (items.sandbox === 'true') {
+    // The sandbox lives in the server's memory: a restart ends it (and moves its port).
+    throw new ConnectorError(
+      'auth_invalid',
+      `Salesforce sandbox ${normalized} is gone`,
+      'This Salesforce sandbox was reset when the server restarted. Connect the Salesforce sandbox again.',
+    );
+  }
   if (settings.allowCustomBaseUrl && (url.protocol === 'http:' || url.protocol === 'https:'))
     return normalized;
   throw new ConnectorError(
