@@ -103,3 +103,29 @@ test('HubSpot Sandbox <-> Demo CRM: automap (a Full name for contacts), preview,
     '47-hubspot-crm',
   );
 });
+
+// After HubSpot, on the same Demo CRM: Salesforce's contacts (a Full name made of first and last name,
+// no Salesforce sign-in set up on this server), then Affinity's people.
+test('Salesforce Sandbox <-> Demo CRM: automap (a Full name for contacts), preview, apply; no issue, no duplicate, in step', async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await journey(
+    page,
+    { option: 'Salesforce', button: 'Use the Salesforce Sandbox' },
+    { option: 'PostgreSQL', button: 'Use Demo CRM' },
+    '48-salesforce-crm',
+  );
+});
+
+test('Affinity Sandbox <-> Demo CRM: automap (a Full name for people), preview, apply; no issue, no duplicate, in step', async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await journey(
+    page,
+    { option: 'Affinity', button: 'Use the Affinity Sandbox' },
+    { option: 'PostgreSQL', button: 'Use Demo CRM' },
+    '49-affinity-crm',
+  );
+});

@@ -250,6 +250,73 @@ describe('Affinity connector against the simulator', () => {
     expect(sim.state.person(id).emails).toEqual(['new.primary@example.com', 'second@example.com']);
   });
 
+  it('offers persons a writable Full name made of first and last name: read joined, written split, checked before write', async () => {
+    const port = createAffinityPort({ apiUrl: sim.url, client: { perMinute: 0 } });
+    const tables = await port.discoverSchema({ apiKey: sim.token }, String(sim.state.tenant.id));
+    const field = (table: string) =>
+      tables.find((t) => t.remoteId === table)?.fields.find((f) => f.remoteId === 'firstName+lastName');
+    expect(field('persons')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: { madeOf: ['firstName', 'lastName'] },
+    });
+    expect(field('companies')).toBeUndefined();
+
+    const [made] = await connector.write('persons', [
+      {
+        kind: 'create',
+        fields: { 'firstName+lastName': 'Mary Ann  Smith', primaryEmailAddress: 'mary.ann.fn@example.com' },
+        idempotencyKey: 'full-name-1',
+      },
+    ]);
+    expect(made?.ok && made.postImage?.fields['firstName+lastName']).toBe('Mary Ann Smith');
+    const id = Number(made?.ok ? made.remoteId : 0);
+    expect([sim.state.person(id).firstName, sim.state.person(id).lastName]).toEqual(['Mary Ann', 'Smith']);
+    const [read] = await connector.readRecords('persons', [String(id)]);
+    expect(read?.fields).toMatchObject({ 'firstName+lastName': 'Mary Ann Smith', firstName: 'Mary Ann' });
+
+    // One word is a first name (Affinity requires one), the last name cleared; a last name written
+    // in the same request wins over its part.
+    const [renamed] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(id),
+        fields: { 'firstName+lastName': 'Cher' },
+        idempotencyKey: 'full-name-2',
+      },
+    ]);
+    expect(renamed?.ok && renamed.postImage?.fields['firstName+lastName']).toBe('Cher');
+    expect([sim.state.person(id).firstName, sim.state.person(id).lastName ?? null]).toEqual(['Cher', null]);
+    const [both] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(id),
+        fields: { 'firstName+lastName': 'Cher Bono', lastName: 'Sarkisian' },
+        idempotencyKey: 'full-name-3',
+      },
+    ]);
+    expect(both?.ok && both.postImage?.fields['firstName+lastName']).toBe('Cher Sarkisian');
+
+    // A last name edited in Affinity since it was read: the full name's write is a conflict.
+    sim.update('person', id, { last_name: 'Allman' });
+    const [stale] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: String(id),
+        fields: { 'firstName+lastName': 'Cherilyn Sarkisian' },
+        expected: { 'firstName+lastName': 'Cher Sarkisian' },
+        idempotencyKey: 'full-name-4',
+      },
+    ]);
+    expect(stale).toMatchObject({
+      ok: false,
+      error: { code: 'version_conflict' },
+      current: { fields: { 'firstName+lastName': 'Cher Allman' } },
+    });
+    expect(sim.state.person(id).lastName).toBe('Allman');
+  });
+
   it('pages persons to the end, every record once, at most the page size per request', async () => {
     for (let i = 0; i < 130; i++) person(sim, 'Page');
     const small = connectorFor(sim, { queryPageSize: 25 });

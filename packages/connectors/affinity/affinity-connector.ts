@@ -50,6 +50,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
+import { fullNameId, joinName, splitFullName } from '../sdk/full-name';
 import {
   AFFINITY_RATE_LIMIT,
   type AffinityClient,
@@ -147,9 +148,18 @@ const builtin = (
 const ent = (r: Raw): AffinityEntity => r as AffinityEntity;
 const entry = (r: Raw): AffinityListEntry => r as AffinityListEntry;
 
+/**
+ * A person's "Full name", made of the first and last name (sdk/full-name.ts): read as "first last",
+ * written as both (split at the last space; one word is a first name, which Affinity requires).
+ */
+export const FULL_NAME = fullNameId('firstName', 'lastName');
+
 export const PERSON_BUILTINS: Builtin[] = [
   builtin('firstName', 'First name', 'text', false, (r) => ent(r).firstName),
   builtin('lastName', 'Last name', 'text', false, (r) => ent(r).lastName),
+  builtin(FULL_NAME, 'Full name', 'text', false, (r) => joinName(ent(r).firstName, ent(r).lastName), {
+    madeOf: ['firstName', 'lastName'],
+  }),
   builtin('primaryEmailAddress', 'Primary email', 'email', false, (r) => ent(r).primaryEmailAddress, {
     unique: true,
   }),
@@ -623,6 +633,23 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
 
   const str = (v: CanonicalValue | undefined) => (v === null || v === undefined ? null : String(v));
 
+  /**
+   * A person's v1 `first_name` and `last_name` from the written built-ins: the full name's parts,
+   * then a first or last name written in the same request, which wins over its part. Only the
+   * names written are given (an update keeps the others).
+   */
+  function personName(b: Map<string, CanonicalValue>): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    if (b.has(FULL_NAME)) {
+      const { first, last } = splitFullName(b.get(FULL_NAME) ?? null, 'first');
+      out.first_name = first === '' ? null : first;
+      out.last_name = last === '' ? null : last;
+    }
+    if (b.has('firstName')) out.first_name = str(b.get('firstName'));
+    if (b.has('lastName')) out.last_name = str(b.get('lastName'));
+    return out;
+  }
+
   /** The v1 entity path and field-values query key of a table's records. */
   function v1Entity(schema: AffinityTableSchema): { path: string; param: string } {
     switch (schema.ref.kind) {
@@ -765,11 +792,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
         const res = await client.request<{ id: number }>({
           method: 'POST',
           path: '/persons',
-          body: {
-            first_name: str(b.get('firstName')),
-            last_name: str(b.get('lastName')),
-            emails: email ? [email] : [],
-          },
+          body: { first_name: null, last_name: null, ...personName(b), emails: email ? [email] : [] },
         });
         entityId = res.body.id;
       } catch (error) {
@@ -836,9 +859,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     const plan = await planFieldValues(schema, custom);
     const e = before as AffinityEntity;
     if (schema.ref.kind === 'persons' && b.size > 0) {
-      const body: Record<string, unknown> = {};
-      if (b.has('firstName')) body.first_name = str(b.get('firstName'));
-      if (b.has('lastName')) body.last_name = str(b.get('lastName'));
+      const body: Record<string, unknown> = personName(b);
       if (b.has('primaryEmailAddress')) {
         const email = str(b.get('primaryEmailAddress'));
         const old = e.primaryEmailAddress?.toLowerCase();

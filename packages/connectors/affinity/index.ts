@@ -21,6 +21,7 @@ export {
   type AffinityList,
   type AffinityTableSchema,
   createAffinityConnector,
+  FULL_NAME,
   fingerprint,
   packKnown,
   parseTable,

@@ -42,9 +42,12 @@ export {
 } from './salesforce-connector';
 export {
   canonicalType,
+  FULL_NAME,
+  FULL_NAME_PARTS,
   fromCanonical,
   isReadOnly,
   isRequired,
+  offersFullName,
   type SalesforceDescribe,
   type SalesforceField,
   type SalesforceFieldMeta,

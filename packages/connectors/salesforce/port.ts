@@ -2,7 +2,8 @@
  * Salesforce for the REST layer and the runtime. A connection holds an OAuth session: `accessToken`,
  * `refreshToken` and `instanceUrl` (the org's host, where data calls go), from the web-server flow
  * with PKCE on the login host (https://login.salesforce.com, LOCKSTEP_SALESFORCE_API_URL); a test
- * or a script may give `accessToken` + `instanceUrl` directly. When Salesforce refuses the session
+ * or a script may give `accessToken` + `instanceUrl` directly (the server's Salesforce Sandbox does,
+ * with a session that does not time out). When Salesforce refuses the session
  * (INVALID_SESSION_ID) it is renewed once with the refresh token and the new items saved. The one
  * base is the org; its tables are the standard objects Account, Contact, Lead and Opportunity and
  * the org's custom objects (`__c`), each table's remote id the object's API name.
@@ -64,7 +65,9 @@ const SALESFORCE_HOST =
 
 /**
  * The org's instance URL from the items: a Salesforce host over https, the server's own login host
- * (the simulator it is pointed at), one of its sandboxes, or any http(s) URL on a local server.
+ * (the simulator it is pointed at), one of its sandboxes, or any http(s) URL on a local server. A
+ * sandbox connection (`sandbox: 'true'`) whose simulator is gone (the server restarted) is told to
+ * connect the sandbox again.
  */
 export function instanceUrlOf(settings: SalesforceSettings, items: SalesforceItems): string {
   const raw = (items.instanceUrl ?? items.baseUrl ?? '').trim();
@@ -95,6 +98,14 @@ export function instanceUrlOf(settings: SalesforceSettings, items: SalesforceIte
     }
   });
   if (allowed.includes(normalized)) return normalized;
+  if (items.sandbox === 'true') {
+    // The sandbox lives in the server's memory: a restart ends it (and moves its port).
+    throw new ConnectorError(
+      'auth_invalid',
+      `Salesforce sandbox ${normalized} is gone`,
+      'This Salesforce sandbox was reset when the server restarted. Connect the Salesforce sandbox again.',
+    );
+  }
   if (settings.allowCustomBaseUrl && (url.protocol === 'http:' || url.protocol === 'https:'))
     return normalized;
   throw new ConnectorError(

@@ -311,6 +311,90 @@ describe('Salesforce connector against the simulator', () => {
     expect(again?.ok).toBe(true);
   });
 
+  it('offers contacts and leads a writable Full name made of FirstName and LastName: read joined, written split, checked before write', async () => {
+    const connector = connectorFor(sim);
+    const port = createSalesforcePort({ apiUrl: sim.url, client: { perSecond: 0 } });
+    const tables = await port.discoverSchema(
+      { accessToken: sim.token, instanceUrl: sim.url },
+      sim.state.orgId,
+    );
+    const field = (table: string, id: string) =>
+      tables.find((t) => t.remoteId === table)?.fields.find((f) => f.remoteId === id);
+    // Salesforce's own compound Name stays read-only; the Full name is written as its two parts,
+    // required as LastName is.
+    expect(field('Contact', 'Name')).toMatchObject({ name: 'Full Name', readOnly: true });
+    expect(field('Contact', 'FirstName+LastName')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: { madeOf: ['FirstName', 'LastName'], required: true },
+    });
+    expect(field('Lead', 'FirstName+LastName')?.readOnly).toBe(false);
+    expect(field('Account', 'FirstName+LastName')).toBeUndefined();
+
+    const [made] = await connector.write('Contact', [
+      {
+        kind: 'create',
+        fields: { Email: 'mary.ann@example.com', 'FirstName+LastName': ' Mary Ann  Smith ' },
+        idempotencyKey: 'full-name-1',
+      },
+    ]);
+    const id = ok(made).remoteId;
+    expect([sim.get('Contact', id)?.FirstName, sim.get('Contact', id)?.LastName]).toEqual([
+      'Mary Ann',
+      'Smith',
+    ]);
+    expect(ok(made).postImage?.fields['FirstName+LastName']).toBe('Mary Ann Smith');
+    const [read] = await connector.readRecords('Contact', [id]);
+    expect(read?.fields['FirstName+LastName']).toBe('Mary Ann Smith');
+
+    // One word is a last name (Salesforce requires one), the first name cleared.
+    const [renamed] = await connector.write('Contact', [
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { 'FirstName+LastName': 'Cher' },
+        idempotencyKey: 'full-name-2',
+      },
+    ]);
+    expect(ok(renamed).postImage?.fields['FirstName+LastName']).toBe('Cher');
+    expect([sim.get('Contact', id)?.FirstName ?? null, sim.get('Contact', id)?.LastName]).toEqual([
+      null,
+      'Cher',
+    ]);
+
+    // A first name edited in Salesforce since it was read: the full name's write is a conflict.
+    sim.update('Contact', id, { FirstName: 'Sonny' });
+    const [stale] = await connector.write('Contact', [
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { 'FirstName+LastName': 'Cherilyn Sarkisian' },
+        expected: { 'FirstName+LastName': 'Cher' },
+        idempotencyKey: 'full-name-3',
+      },
+    ]);
+    expect(stale).toMatchObject({
+      ok: false,
+      error: { code: 'version_conflict' },
+      current: { fields: { 'FirstName+LastName': 'Sonny Cher' } },
+    });
+    expect(sim.get('Contact', id)?.LastName).toBe('Cher');
+
+    // Through Bulk API 2.0 too, and a blank full name is refused as a missing last name.
+    const bulk = connectorFor(sim, { bulkWriteThreshold: 2 });
+    const results = await bulk.write('Contact', [
+      { kind: 'create', fields: { 'FirstName+LastName': 'Ada Lovelace' }, idempotencyKey: 'full-name-4' },
+      { kind: 'create', fields: { 'FirstName+LastName': '' }, idempotencyKey: 'full-name-5' },
+    ]);
+    const lovelace = ok(results[0]).remoteId;
+    expect([sim.get('Contact', lovelace)?.FirstName, sim.get('Contact', lovelace)?.LastName]).toEqual([
+      'Ada',
+      'Lovelace',
+    ]);
+    expect(results[1]).toMatchObject({ ok: false, error: { code: 'validation' } });
+  });
+
   it('answers a create refused for a unique value with existingId (the runtime links instead of duplicating)', async () => {
     const connector = connectorFor(sim);
     const existing = sim.create('Project__c', { Name: 'Unique one', Project_Code__c: 'PRJ-UNIQUE-1' });

@@ -23,6 +23,8 @@
  *   the current values). Creates are idempotent within the process (a map of idempotency keys).
  *   A create refused by a duplicate rule (a Contact or Lead: its match, or the record with its Email)
  *   or a unique field (DUPLICATE_VALUE names the record) answers `existingId`.
+ * - full name: an object with writable FirstName and LastName (contacts, leads) has a "Full name"
+ *   field made of both (salesforce-values.ts), read from them and written as them.
  */
 
 import { type CanonicalValue, normalizeValue, type RecordData, valuesEqual } from '@lockstep/engine';
@@ -34,6 +36,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
+import { joinName, splitFullName } from '../sdk/full-name';
 import {
   createSalesforceClient,
   csvObjects,
@@ -47,7 +50,9 @@ import {
 } from './salesforce-api';
 import {
   canonicalType,
+  FULL_NAME,
   fromCanonical,
+  offersFullName,
   type SalesforceDescribe,
   type SalesforceField,
   type SalesforceFieldMeta,
@@ -209,6 +214,8 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
   function toRecord(metas: SalesforceFieldMeta[], o: Record<string, unknown>): RecordData {
     const fields: Record<string, CanonicalValue> = {};
     for (const f of metas) fields[f.name] = toCanonical(f, o[f.name]);
+    // The full name (salesforce-values.ts) from the two parts read.
+    if (offersFullName(metas)) fields[FULL_NAME] = joinName(o.FirstName, o.LastName);
     return { id: String(o.Id), fields };
   }
 
@@ -489,6 +496,13 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
   /** The JSON body of one record: writable fields only (createable on create, updateable on update). */
   function bodyFor(d: SalesforceDescribe, fields: Record<string, CanonicalValue>, creating: boolean) {
     const out: Record<string, unknown> = {};
+    // The full name first, as its two parts (a blank part clears it; one word is a last name): a
+    // first or last name written in the same request wins over its part.
+    if (FULL_NAME in fields && offersFullName(d.fields)) {
+      const { first, last } = splitFullName(fields[FULL_NAME] ?? null, 'last');
+      out.FirstName = first === '' ? null : first;
+      out.LastName = last === '' ? null : last;
+    }
     for (const [name, value] of Object.entries(fields)) {
       const f = d.fields.find((x) => x.name === name);
       if (!f || !canonicalType(f) || f.calculated || f.autoNumber) continue;
@@ -747,6 +761,14 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions): 
         continue;
       }
       for (const [name, expected] of Object.entries(x.expected ?? {})) {
+        if (name === FULL_NAME && offersFullName(metas)) {
+          const want = normalizeValue('text', expected ?? null);
+          if (!want.ok || !valuesEqual(want.value, joinName(o.FirstName, o.LastName))) {
+            changed.set(x.id, toRecord(metas, o));
+            break;
+          }
+          continue;
+        }
         const f = metas.find((m) => m.name === name);
         const type = f && canonicalType(f);
         if (!f || !type) continue;

@@ -3,6 +3,7 @@
  * JSON the REST API reads and takes, and the CSV cells of Bulk API 2.0.
  */
 import { type FieldType as CanonicalFieldType, type CanonicalValue, normalizeValue } from '@lockstep/engine';
+import { fullNameId } from '../sdk/full-name';
 
 /** One field of `GET /sobjects/{o}/describe`. */
 export type SalesforceFieldMeta = {
@@ -149,9 +150,29 @@ export function toCsvCell(f: SalesforceFieldMeta, value: CanonicalValue): string
   return String(v);
 }
 
-/** Discovered fields of an object: the synced fields (not hidden), canonically typed. */
+/**
+ * Salesforce contacts and leads hold a first and a last name; their `Name` ("Full Name") is a
+ * read-only compound Salesforce makes of them (with middle name and suffix where the org has them).
+ * Most other apps hold one name (a CRM table's `full_name`, an Airtable "Name"): the connector
+ * offers a writable "Full name" made of FirstName and LastName (sdk/full-name.ts), read as
+ * "first last" and written back split at the last space; one word is a last name, which
+ * Salesforce requires. It is offered on any object whose FirstName and LastName are both writable
+ * (contacts, leads, person accounts); its remote id is no Salesforce field name (they take no "+").
+ */
+export const FULL_NAME_PARTS = ['FirstName', 'LastName'] as const;
+export const FULL_NAME = fullNameId(...FULL_NAME_PARTS);
+
+/** Whether these fields (an object's, or those a read selects) give the full name. */
+export function offersFullName(fields: SalesforceFieldMeta[]): boolean {
+  return FULL_NAME_PARTS.every((name) => {
+    const f = fields.find((x) => x.name === name);
+    return f !== undefined && canonicalType(f) === 'text' && !isReadOnly(f) && f.createable === true;
+  });
+}
+
+/** Discovered fields of an object: the synced fields (not hidden), canonically typed, and the full name. */
 export function salesforceFields(d: SalesforceDescribe): SalesforceField[] {
-  return d.fields.flatMap((f): SalesforceField[] => {
+  const fields = d.fields.flatMap((f): SalesforceField[] => {
     const fieldType = canonicalType(f);
     if (!fieldType || f.deprecatedAndHidden) return [];
     const choices = (f.picklistValues ?? []).filter((p) => p.active !== false).map((p) => p.value);
@@ -184,4 +205,20 @@ export function salesforceFields(d: SalesforceDescribe): SalesforceField[] {
       },
     ];
   });
+  if (offersFullName(d.fields)) {
+    const last = d.fields.find((f) => f.name === 'LastName') as SalesforceFieldMeta;
+    fields.push({
+      remoteId: FULL_NAME,
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: {
+        salesforceType: 'string',
+        madeOf: [...FULL_NAME_PARTS],
+        // Its last name is: a blank full name cannot be written.
+        ...(isRequired(last) ? { required: true } : {}),
+      },
+    });
+  }
+  return fields;
 }

@@ -164,6 +164,26 @@ describe('automapFields', () => {
     ).toEqual([]);
   });
 
+  it('on a tie prefers the field that syncs both ways to a read-only one listed first', () => {
+    // Salesforce contacts: the read-only compound "Full Name" and the writable "Full name" made of
+    // first and last name; the Demo CRM's full_name and its read-only upper-case copy.
+    const left = [
+      col('Name', 'text', { name: 'Full Name', readOnly: true }),
+      col('FirstName+LastName', 'text', { name: 'Full name' }),
+    ];
+    const right = [col('full_name'), col('full_name_upper', 'text', { readOnly: true })];
+    const r = automapFields(left, right);
+    expect(r.proposals.find((p) => p.rightColumnId === 'full_name')).toMatchObject({
+      leftColumnId: 'FirstName+LastName',
+      syncDirection: 'both',
+    });
+    // The same on the right side.
+    const flipped = automapFields(right, left);
+    expect(flipped.proposals.find((p) => p.leftColumnId === 'full_name')?.rightColumnId).toBe(
+      'FirstName+LastName',
+    );
+  });
+
   it("does not pair the apps' own record ids or foreign keys, unless the values overlap", () => {
     const r = automapFields(
       [

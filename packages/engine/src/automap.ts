@@ -576,15 +576,23 @@ function relationPair(
   };
 }
 
-/** Highest score first; on a tie the better name match, then the original column order. */
-function greedy<T extends { score: number; nameScore: number }>(
+/**
+ * Highest score first; on a tie a pair that syncs both ways before one that only can one way (a
+ * writable "Full name" before Salesforce's read-only "Full Name" for the other app's full_name), then
+ * the better name match, then the original column order.
+ */
+function greedy<T extends { score: number; nameScore: number; syncDirection?: Direction }>(
   candidates: T[],
   leftKey: (c: T) => string,
   rightKey: (c: T) => string,
 ): T[] {
+  const oneWay = (c: T) => (c.syncDirection === undefined || c.syncDirection === 'both' ? 0 : 1);
   const sorted = candidates
     .map((c, i) => ({ c, i }))
-    .sort((a, b) => b.c.score - a.c.score || b.c.nameScore - a.c.nameScore || a.i - b.i);
+    .sort(
+      (a, b) =>
+        b.c.score - a.c.score || oneWay(a.c) - oneWay(b.c) || b.c.nameScore - a.c.nameScore || a.i - b.i,
+    );
   const usedL = new Set<string>();
   const usedR = new Set<string>();
   const chosen: T[] = [];

@@ -62,6 +62,8 @@ export type FieldSpec = {
     relationTableMappingId?: string;
     /** Fraction digits of seconds a date-time field holds (PostgreSQL: 6); absent means as many as a value shows. */
     datetimeDigits?: number;
+    /** The app's fields a value of this one is written as (a Full name made of first and last name). */
+    madeOf?: string[];
   };
 };
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { ConnectorType } from '@lockstep/contract';
 import {
+  type AffinitySimulator,
   type AirtableSimulator,
   type AttioSimulator,
   GOOGLE_SHEETS_DRIVE_TOKEN,
@@ -10,13 +11,16 @@ import {
   type HubSpotSimulator,
   type NotionSimulator,
   type PipedriveSimulator,
+  type SalesforceSimulator,
   seedNotionWorkspace,
+  startAffinitySimulator,
   startAirtableSimulator,
   startAttioSimulator,
   startGoogleSheetsSimulator,
   startHubSpotSimulator,
   startNotionSimulator,
   startPipedriveSimulator,
+  startSalesforceSimulator,
 } from '@lockstep/simulators';
 
 /**
@@ -43,6 +47,10 @@ export type SandboxApps = {
   pipedrive: PipedriveSimulator[];
   /** Attio sandboxes, one simulator (one workspace) per connect. */
   attio: AttioSimulator[];
+  /** Salesforce sandboxes, one simulator (one org) per connect. */
+  salesforce: SalesforceSimulator[];
+  /** Affinity sandboxes, one simulator (one account) per connect. */
+  affinity: AffinitySimulator[];
   close(): Promise<void>;
 };
 
@@ -88,7 +96,21 @@ const ATTIO: SandboxApp = {
     'A simulated Attio workspace with people, companies, deals and projects, running inside this server. Data resets when the server restarts.',
 };
 
-/** Google Sheets (and HubSpot, Pipedrive, Attio) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
+const SALESFORCE: SandboxApp = {
+  connectorType: 'salesforce',
+  displayName: 'Salesforce Sandbox',
+  description:
+    'A simulated Salesforce org with accounts, contacts, leads, opportunities and projects, running inside this server. Data resets when the server restarts.',
+};
+
+const AFFINITY: SandboxApp = {
+  connectorType: 'affinity',
+  displayName: 'Affinity Sandbox',
+  description:
+    'A simulated Affinity account (a venture firm) with people, companies, opportunities and lists, running inside this server. Data resets when the server restarts.',
+};
+
+/** Google Sheets (and HubSpot, Pipedrive, Attio, Salesforce, Affinity) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
 const MAX_SHEETS_SANDBOXES = 100;
 
 /** An OAuth client of this server (its id and secret as the app knows them). */
@@ -166,6 +188,8 @@ export async function startSandboxApps(
   const hubspots: HubSpotSimulator[] = [];
   const pipedrives: PipedriveSimulator[] = [];
   const attios: AttioSimulator[] = [];
+  const salesforces: SalesforceSimulator[] = [];
+  const affinities: AffinitySimulator[] = [];
   const secret = () => `${randomBytes(7).toString('hex')}${randomBytes(24).toString('hex')}`;
   return {
     airtable,
@@ -174,7 +198,9 @@ export async function startSandboxApps(
     hubspot: hubspots,
     pipedrive: pipedrives,
     attio: attios,
-    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO],
+    salesforce: salesforces,
+    affinity: affinities,
+    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO, SALESFORCE, AFFINITY],
     urls: () => [
       airtable.url,
       notion.url,
@@ -182,6 +208,8 @@ export async function startSandboxApps(
       ...hubspots.map((h) => h.url),
       ...pipedrives.map((p) => p.url),
       ...attios.map((a) => a.url),
+      ...salesforces.map((x) => x.url),
+      ...affinities.map((x) => x.url),
     ],
     async connect(type): Promise<{ name: string; items: Record<string, string> } | null> {
       if (type === 'airtable') {
@@ -299,6 +327,46 @@ export async function startSandboxApps(
           items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
         };
       }
+      if (type === 'salesforce') {
+        // An org of one's own (Salesforce's API allocation is per org), reached by a session of its
+        // integration user that does not time out (a session id starts with the org's id, as
+        // Salesforce's do); the simulator's well-known session is not registered. The connection
+        // holds what signing in gives: the session, the org's instance URL and the identity URL.
+        const sim = await startSalesforceSimulator({
+          seed: { contacts: options.contacts ?? 50 },
+          defaultToken: false,
+        });
+        const token = `${sim.state.orgId.slice(0, 15)}!AQsandbox${secret()}`;
+        sim.state.tokens.add({ token, scopes: ['api'], kind: 'pat', userId: sim.state.userId });
+        salesforces.push(sim);
+        while (salesforces.length > MAX_SHEETS_SANDBOXES) await salesforces.shift()?.close();
+        return {
+          name: SALESFORCE.displayName,
+          items: {
+            accessToken: token,
+            instanceUrl: sim.url,
+            identityUrl: sim.oauth.identityUrl(sim.url),
+            sandbox: 'true',
+          },
+        };
+      }
+      if (type === 'affinity') {
+        // An account of one's own (Affinity's monthly budget is per account), its own id, reached by
+        // an API key of its first user; the simulator's well-known key is not registered.
+        const token = randomBytes(24).toString('base64url');
+        const tenantId = randomInt(10_000, 10_000_000);
+        const sim = await startAffinitySimulator({
+          defaultToken: false,
+          tokens: [{ token }],
+          tenant: { id: tenantId, subdomain: `sandbox-${tenantId}` },
+        });
+        affinities.push(sim);
+        while (affinities.length > MAX_SHEETS_SANDBOXES) await affinities.shift()?.close();
+        return {
+          name: AFFINITY.displayName,
+          items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
       return null;
     },
     close: async () => {
@@ -309,6 +377,8 @@ export async function startSandboxApps(
         ...hubspots.map((h) => h.close()),
         ...pipedrives.map((p) => p.close()),
         ...attios.map((a) => a.close()),
+        ...salesforces.map((x) => x.close()),
+        ...affinities.map((x) => x.close()),
       ]);
     },
   };

@@ -25,7 +25,9 @@ type App =
   | 'google_sheets'
   | 'hubspot'
   | 'pipedrive'
-  | 'attio';
+  | 'attio'
+  | 'salesforce'
+  | 'affinity';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -344,6 +346,8 @@ const PAIRS: [App, App][] = [
   ['hubspot', 'demo_crm'],
   ['pipedrive', 'demo_crm'],
   ['attio', 'demo_crm'],
+  ['salesforce', 'demo_crm'],
+  ['affinity', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {

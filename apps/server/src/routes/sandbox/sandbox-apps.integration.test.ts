@@ -1,4 +1,9 @@
-import { ATTIO_DEFAULT_TOKEN, PIPEDRIVE_DEFAULT_TOKEN } from '@lockstep/simulators';
+import {
+  AFFINITY_DEFAULT_TOKEN,
+  ATTIO_DEFAULT_TOKEN,
+  PIPEDRIVE_DEFAULT_TOKEN,
+  SALESFORCE_DEFAULT_TOKEN,
+} from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 
@@ -45,6 +50,8 @@ describe('sandbox apps', () => {
         expect.objectContaining({ connectorType: 'hubspot', displayName: 'HubSpot Sandbox' }),
         expect.objectContaining({ connectorType: 'pipedrive', displayName: 'Pipedrive Sandbox' }),
         expect.objectContaining({ connectorType: 'attio', displayName: 'Attio Sandbox' }),
+        expect.objectContaining({ connectorType: 'salesforce', displayName: 'Salesforce Sandbox' }),
+        expect.objectContaining({ connectorType: 'affinity', displayName: 'Affinity Sandbox' }),
       ],
     });
     const info = await api(ada, 'GET', '/rest/connector-info');
@@ -358,6 +365,167 @@ describe('sandbox apps', () => {
     });
   });
 
+  it('connects each user to a Salesforce org of their own: accounts, contacts, leads, opportunities and projects', async () => {
+    const mine = await api(ada, 'POST', '/rest/sandbox-apps/salesforce/connect');
+    expect(mine).toMatchObject({ type: 'salesforce', name: 'Salesforce Sandbox', status: 'ok' });
+    // The session is a secret: never returned. The org's address is shown, as after signing in.
+    expect(mine.connectionItems.accessToken).toBeUndefined();
+    expect(mine.connectionItems).toMatchObject({ sandbox: 'true' });
+    const theirs = await api(bob, 'POST', '/rest/sandbox-apps/salesforce/connect');
+    const sims = t.ctx.sandbox?.salesforce ?? [];
+    expect(sims.map((s) => s.url)).toEqual([
+      mine.connectionItems.instanceUrl,
+      theirs.connectionItems.instanceUrl,
+    ]);
+    const org = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews;
+    const [a] = await org(ada, mine.id);
+    const [b] = await org(bob, theirs.id);
+    // An org each, with its own id.
+    expect(a.remoteId).toBe(sims[0]?.state.orgId);
+    expect(b.remoteId).toBe(sims[1]?.state.orgId);
+    expect(a.remoteId).not.toBe(b.remoteId);
+
+    // Only the connection's own session reaches a sandbox: not the simulator's well-known one.
+    const port = t.ctx.connectors.get('salesforce');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ accessToken: SALESFORCE_DEFAULT_TOKEN, instanceUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+    // A production server refuses the simulator's address once the sandbox is gone, and says so.
+    const { createConnectorRegistry } = await import('../../connectors/connector-registry');
+    const production = createConnectorRegistry({ allowPrivateHosts: false, salesforce: {} }).get(
+      'salesforce',
+    );
+    const gone = await production
+      ?.check({ accessToken: 'x', instanceUrl: mine.connectionItems.instanceUrl, sandbox: 'true' })
+      .catch((e: unknown) => e);
+    expect(gone).toMatchObject({
+      code: 'auth_invalid',
+      message: expect.stringMatching(/Connect the Salesforce sandbox again/),
+    });
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Salesforce sandbox' });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'salesforce',
+      name: 'Salesforce Sandbox',
+      remoteId: a.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as {
+      name: string;
+      remoteId: string;
+      externalColumns: {
+        name: string;
+        remoteId: string;
+        fieldType: string;
+        readOnly: boolean;
+        options: unknown;
+      }[];
+    }[];
+    expect(tables.map((x) => x.remoteId)).toEqual([
+      'Account',
+      'Contact',
+      'Lead',
+      'Opportunity',
+      'Project__c',
+    ]);
+    const contacts = tables.find((x) => x.remoteId === 'Contact');
+    const col = (id: string) => contacts?.externalColumns.find((c) => c.remoteId === id);
+    expect(col('Email')).toMatchObject({ fieldType: 'email', readOnly: false });
+    // Salesforce's compound name is read-only; the Full name made of first and last name is not.
+    expect(col('Name')).toMatchObject({ readOnly: true });
+    expect(col('FirstName+LastName')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+    });
+    expect(col('AccountId')).toMatchObject({
+      fieldType: 'relations',
+      options: expect.objectContaining({ references: 'Account' }),
+    });
+    // The seeded org: 50 contacts.
+    expect(sims[0]?.org?.contacts).toHaveLength(50);
+  });
+
+  it('connects each user to an Affinity account of their own: people, companies, opportunities and lists', async () => {
+    const mine = await api(ada, 'POST', '/rest/sandbox-apps/affinity/connect');
+    expect(mine).toMatchObject({ type: 'affinity', name: 'Affinity Sandbox', status: 'ok' });
+    // The API key is a secret: never returned.
+    expect(mine.connectionItems.apiKey).toBeUndefined();
+    expect(mine.connectionItems).toMatchObject({ sandbox: 'true' });
+    const theirs = await api(bob, 'POST', '/rest/sandbox-apps/affinity/connect');
+    const sims = t.ctx.sandbox?.affinity ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    const account = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews;
+    const [a] = await account(ada, mine.id);
+    const [b] = await account(bob, theirs.id);
+    // An account (tenant) each, with its own id.
+    expect(a.remoteId).toBe(String(sims[0]?.state.tenant.id));
+    expect(b.remoteId).toBe(String(sims[1]?.state.tenant.id));
+    expect(a.remoteId).not.toBe(b.remoteId);
+
+    const port = t.ctx.connectors.get('affinity');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ apiKey: AFFINITY_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: 'Affinity sandbox' });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type: 'affinity',
+      name: 'Affinity Sandbox',
+      remoteId: a.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as {
+      name: string;
+      remoteId: string;
+      externalColumns: {
+        name: string;
+        remoteId: string;
+        fieldType: string;
+        readOnly: boolean;
+        options: unknown;
+      }[];
+    }[];
+    const { pipeline, portfolio, founders } = sims[0]?.seed?.lists ?? {
+      pipeline: 0,
+      portfolio: 0,
+      founders: 0,
+    };
+    expect(tables.map((x) => x.remoteId).sort()).toEqual(
+      [
+        'persons',
+        'companies',
+        'opportunities',
+        `list-${pipeline}`,
+        `list-${portfolio}`,
+        `list-${founders}`,
+      ].sort(),
+    );
+    expect(tables.map((x) => x.name)).toEqual(
+      expect.arrayContaining(['People', 'Companies', 'Opportunities', 'List: Deal Pipeline']),
+    );
+    const people = tables.find((x) => x.remoteId === 'persons');
+    const col = (id: string) => people?.externalColumns.find((c) => c.remoteId === id);
+    expect(col('primaryEmailAddress')).toMatchObject({ fieldType: 'email', readOnly: false });
+    expect(col('firstName+lastName')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+    });
+  });
+
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
     const port = t.ctx.connectors.get('airtable');
     // The registry of a production server: no custom base URL, the sandbox's own URL only.
@@ -377,7 +545,7 @@ describe('sandbox apps', () => {
 
     const none = await t.app.inject({
       method: 'POST',
-      url: '/rest/sandbox-apps/salesforce/connect',
+      url: '/rest/sandbox-apps/stripe/connect',
       headers: ada.auth,
     });
     expect(none.statusCode).toBe(404);

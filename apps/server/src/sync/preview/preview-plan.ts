@@ -107,7 +107,10 @@ async function warnRequiredUnmapped(
 ) {
   for (const side of ['left', 'right'] as const) {
     if (creates[side] === 0) continue;
-    const written = m.spec.fields.filter((f) => !f[side].readOnly).map((f) => f[side].id);
+    // A field made of others (a Full name of first and last name) writes those.
+    const written = m.spec.fields
+      .filter((f) => !f[side].readOnly)
+      .flatMap((f) => [f[side].id, ...(f[side].options?.madeOf ?? [])]);
     const missing = await db
       .selectFrom('external_column')
       .select(['remote_id', 'name'])
