@@ -127,7 +127,7 @@ export async function boot(
     // Read from ctx at each use: tests point a booted app's embedded databases elsewhere.
     const resolveItems = (items: Record<string, string>) =>
       resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
-    const hubspot = { ...saas, apiUrl: config.hubspot.apiUrl };
+    const hubspot = { ...saas, ...config.hubspot };
     const attio = { ...saas, apiUrl: config.attio.apiUrl };
     const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };

@@ -30,6 +30,9 @@ const EnvSchema = z.object({
   LOCKSTEP_SUPABASE_ROOT_CA: z.string().optional(),
   LOCKSTEP_AIRTABLE_API_URL: z.string().url().default('https://api.airtable.com'),
   LOCKSTEP_HUBSPOT_API_URL: z.string().url().default('https://api.hubapi.com'),
+  LOCKSTEP_HUBSPOT_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_HUBSPOT_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_HUBSPOT_OAUTH_URL: z.string().url().default('https://app.hubspot.com'),
   LOCKSTEP_ATTIO_API_URL: z.string().url().default('https://api.attio.com'),
   LOCKSTEP_PIPEDRIVE_API_URL: z.string().url().default('https://api.pipedrive.com'),
   LOCKSTEP_AFFINITY_API_URL: z.string().url().default('https://api.affinity.co'),
@@ -115,8 +118,16 @@ export type Config = {
     clientId: string | undefined;
     clientSecret: string | undefined;
   };
-  /** HubSpot's API host (the simulator in tests); connections use private app tokens. */
-  hubspot: { apiUrl: string };
+  /**
+   * HubSpot's API host (the simulator in tests; token calls go there too), and this server's HubSpot
+   * app for sign in with HubSpot: its client and the install page's host (app.hubspot.com).
+   */
+  hubspot: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    oauthUrl: string;
+  };
   /** Attio's API host (the simulator in tests); connections use API keys. */
   attio: { apiUrl: string };
   /** Pipedrive's API host (the simulator in tests); connections use the company's API token. */
@@ -352,7 +363,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientId: e.LOCKSTEP_AIRTABLE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_AIRTABLE_CLIENT_SECRET || undefined,
     },
-    hubspot: { apiUrl: e.LOCKSTEP_HUBSPOT_API_URL.replace(/\/$/, '') },
+    hubspot: {
+      apiUrl: e.LOCKSTEP_HUBSPOT_API_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_HUBSPOT_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_HUBSPOT_CLIENT_SECRET || undefined,
+      oauthUrl: e.LOCKSTEP_HUBSPOT_OAUTH_URL.replace(/\/$/, ''),
+    },
     attio: { apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, '') },
     pipedrive: { apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, '') },
     affinity: { apiUrl: e.LOCKSTEP_AFFINITY_API_URL.replace(/\/$/, '') },

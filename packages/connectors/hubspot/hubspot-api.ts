@@ -53,7 +53,7 @@ export type HubSpotErrorBody = {
 export function hubspotUserMessage(code: ConnectorErrorCode, detail = ''): string {
   switch (code) {
     case 'auth_invalid':
-      return 'HubSpot refused the access token (revoked or expired). Enter a new private app token.';
+      return 'HubSpot refused the access token (revoked or expired). Sign in with HubSpot again, or enter a new private app token.';
     case 'permission_denied':
       return `The HubSpot private app lacks a scope${detail ? ` (${detail})` : ''}. Add it in HubSpot's private app settings.`;
     case 'rate_limited':
@@ -158,8 +158,8 @@ export type HubSpotClientOptions = {
   baseUrl?: string;
   /** A private app token, or a function asked per attempt (an OAuth access token that may be renewed). */
   token: string | (() => string | Promise<string>);
-  /** Called once after a 401: renews the token (OAuth refresh); true means try again. */
-  onAuthFailure?: () => Promise<boolean>;
+  /** Called once after a 401 with the token that was sent: renews it (OAuth refresh); true means try again. */
+  onAuthFailure?: (refusedToken: string) => Promise<boolean>;
   /** PostgreSQL pool: the budget is shared by every worker process through it. */
   pool?: pg.Pool | null;
   rateLimitStore?: RateLimitStore;
@@ -229,6 +229,7 @@ export function createHubSpotClient(options: HubSpotClientOptions): HubSpotClien
   return {
     http,
     async request<T>(request: HttpRequest) {
+      const sent = options.onAuthFailure ? await getToken() : '';
       try {
         return await http.request<T>(request);
       } catch (error) {
@@ -236,7 +237,7 @@ export function createHubSpotClient(options: HubSpotClientOptions): HubSpotClien
           error instanceof ConnectorError &&
           error.code === 'auth_invalid' &&
           options.onAuthFailure &&
-          (await options.onAuthFailure())
+          (await options.onAuthFailure(sent))
         ) {
           return http.request<T>(request);
         }

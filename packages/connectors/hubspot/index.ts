@@ -35,10 +35,13 @@ export {
 export {
   createHubSpotPort,
   createHubSpotRuntimeConnector,
+  HUBSPOT_OAUTH_SCOPES,
+  HUBSPOT_OAUTH_URL,
   type HubSpotItems,
   type HubSpotPort,
   type HubSpotSettings,
   hubspotDiscoveredTable,
+  hubspotSession,
 } from './port';
 export {
   HUBSPOT_WEBHOOK_MAX_AGE_MS,

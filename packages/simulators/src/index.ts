@@ -44,7 +44,10 @@ export {
 export {
   ALL_SCOPES as HUBSPOT_ALL_SCOPES,
   DEFAULT_TOKEN as HUBSPOT_DEFAULT_TOKEN,
+  HUBSPOT_ACCESS_TOKEN_TTL_SECONDS,
+  HUBSPOT_DEFAULT_OAUTH_APP,
   type HubSpotCrmSeed,
+  type HubSpotOAuthApp,
   type HubSpotSimulator,
   HubSpotState,
   type StartHubSpotSimulatorOptions,

@@ -139,13 +139,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'HubSpot',
     connectorType: 'hubspot',
-    // Available once registered: a private app token (sign in with HubSpot is not built yet).
+    // Sign in with HubSpot (this server's app, when it has one) or a private app token.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('accessToken', 'Private app token', 'password', {
+          optional: true,
           placeholder: 'pat-na1-…',
-          help: 'In HubSpot: Settings > Integrations > Private apps > Create a private app, with the scopes crm.objects.contacts.read/write, crm.objects.companies.read/write, crm.objects.deals.read/write and crm.schemas.contacts.read, crm.schemas.companies.read, crm.schemas.deals.read; then copy its access token.',
+          help: 'Instead of signing in with HubSpot: in HubSpot, Settings > Integrations > Private apps > Create a private app, with the scopes crm.objects.contacts.read/write, crm.objects.companies.read/write, crm.objects.deals.read/write and crm.schemas.contacts.read, crm.schemas.companies.read, crm.schemas.deals.read; then copy its access token.',
         }),
         item('clientSecret', 'Client secret (for webhooks)', 'password', {
           optional: true,

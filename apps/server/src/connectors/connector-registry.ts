@@ -168,14 +168,26 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
   };
 };
 
-/** HubSpot: a private app token (no OAuth yet); the API host is the server's (LOCKSTEP_HUBSPOT_API_URL). */
+/**
+ * HubSpot: sign in with HubSpot (this server's app, OAuth with PKCE; renewed access tokens saved on
+ * the connection) or a private app token; the API host is the server's (LOCKSTEP_HUBSPOT_API_URL),
+ * the install page's LOCKSTEP_HUBSPOT_OAUTH_URL.
+ */
 const hubspot = (settings: HubSpotSettings): ConnectorPort => {
   const port = createHubSpotPort(settings);
   return {
     type: 'hubspot',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
   };
 };
 

@@ -100,12 +100,13 @@ export function googleSheetsRuntimeFactory(settings: GoogleSheetsSettings): Fact
 }
 
 /**
- * HubSpot in runs: a private app token per connection; the 100 requests per 10 s per token shared
- * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
- * and its property cache last across a run's chunks.
+ * HubSpot in runs: a private app token or OAuth tokens per connection; the 100 requests per 10 s per
+ * token shared through the pool. One connector per connection's items, so the creates it made
+ * (idempotency keys) and its property cache last across a run's chunks. Access tokens it renews go
+ * to the connection through `save`.
  */
 export function hubspotRuntimeFactory(settings: HubSpotSettings): Factory {
-  return cachedFactory((secrets) => createHubSpotRuntimeConnector(settings, secrets));
+  return cachedFactory((secrets, save) => createHubSpotRuntimeConnector(settings, secrets, save));
 }
 
 /**

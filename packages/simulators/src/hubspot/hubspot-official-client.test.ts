@@ -256,3 +256,72 @@ describe('@hubspot/api-client against the simulator', () => {
     );
   });
 });
+
+describe('@hubspot/api-client oauth against the simulator', () => {
+  it('tokensApi.create exchanges an install code and refreshes; accessTokensApi.get describes the token', async () => {
+    const app = {
+      clientId: 'contract-client',
+      clientSecret: 'contract-secret',
+      redirectUris: ['http://localhost:4100/cb'],
+      appId: 4242,
+    };
+    const { sim } = await start({ oauthApps: [app] });
+    const client = new Client({ basePath: sim.url, numberOfApiCallRetries: 0 });
+    // The client builds the install URL on app.hubspot.com: the simulator stands for that host too.
+    const install = new URL(
+      client.oauth.getAuthorizationUrl(
+        app.clientId,
+        app.redirectUris[0] as string,
+        'oauth crm.objects.contacts.read',
+        undefined,
+        'xyz',
+      ),
+    );
+    expect(install.origin + install.pathname).toBe('https://app.hubspot.com/oauth/authorize');
+    const res = await fetch(`${sim.url}${install.pathname}${install.search}`, { redirect: 'manual' });
+    const back = new URL(res.headers.get('location') as string);
+    expect(back.searchParams.get('state')).toBe('xyz');
+    const code = back.searchParams.get('code') as string;
+
+    const tokens = await client.oauth.tokensApi.create(
+      'authorization_code',
+      code,
+      app.redirectUris[0],
+      app.clientId,
+      app.clientSecret,
+    );
+    expect(tokens.expiresIn).toBe(1800);
+    expect(tokens.tokenType).toBe('bearer');
+    expect(tokens.refreshToken).toBeTruthy();
+
+    const info = await client.oauth.accessTokensApi.get(tokens.accessToken);
+    expect(info).toMatchObject({ hubId: sim.state.portalId, appId: 4242, tokenType: 'access' });
+    expect(info.scopes).toEqual(['oauth', 'crm.objects.contacts.read']);
+
+    const crm = new Client({ accessToken: tokens.accessToken, basePath: sim.url, numberOfApiCallRetries: 0 });
+    expect((await crm.crm.contacts.basicApi.getPage(1)).results).toHaveLength(1);
+
+    const refreshed = await client.oauth.tokensApi.create(
+      'refresh_token',
+      undefined,
+      undefined,
+      app.clientId,
+      app.clientSecret,
+      tokens.refreshToken,
+    );
+    expect(refreshed.accessToken).not.toBe(tokens.accessToken);
+    expect(refreshed.refreshToken).toBe(tokens.refreshToken);
+
+    const refused = await failure(
+      client.oauth.tokensApi.create(
+        'refresh_token',
+        undefined,
+        undefined,
+        app.clientId,
+        app.clientSecret,
+        'na1-x',
+      ),
+    );
+    expect(refused.code).toBe(400);
+  });
+});

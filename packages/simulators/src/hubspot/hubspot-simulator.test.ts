@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -602,5 +602,206 @@ describe('faults', () => {
     expect(limited.body.policyName).toBe('TEN_SECONDLY_ROLLING');
     expect((await call(sim, '/crm/v3/objects/deals')).status).toBe(200);
     expect(sim.requestLog.count({ path: '/crm/v3/objects/deals' })).toBe(2);
+  });
+});
+
+describe('oauth', () => {
+  const app = {
+    clientId: 'app-client-id',
+    clientSecret: 'app-client-secret',
+    redirectUris: ['http://localhost:4000/callback'],
+    appId: 777,
+  };
+  const scopes = 'oauth crm.objects.contacts.read crm.objects.contacts.write';
+
+  /** Goes through the install page and answers the code it redirected with. */
+  async function install(
+    sim: HubSpotSimulator,
+    extra: Record<string, string> = {},
+  ): Promise<{ code: string; state: string | null }> {
+    const url = new URL(`${sim.url}/oauth/authorize`);
+    url.searchParams.set('client_id', app.clientId);
+    url.searchParams.set('redirect_uri', app.redirectUris[0] as string);
+    url.searchParams.set('scope', scopes);
+    url.searchParams.set('state', 'st-1');
+    for (const [k, v] of Object.entries(extra)) url.searchParams.set(k, v);
+    const res = await fetch(url, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get('location') as string);
+    expect(back.origin + back.pathname).toBe(app.redirectUris[0]);
+    return { code: back.searchParams.get('code') as string, state: back.searchParams.get('state') };
+  }
+
+  async function token(sim: HubSpotSimulator, form: Record<string, string>) {
+    const res = await fetch(`${sim.url}/oauth/v1/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  const codeGrant = (code: string, more: Record<string, string> = {}) => ({
+    grant_type: 'authorization_code',
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+    redirect_uri: app.redirectUris[0] as string,
+    code,
+    ...more,
+  });
+
+  it('exchanges an install code once for tokens that expire after 1800 s with EXPIRED_AUTHENTICATION', async () => {
+    const sim = await start({ oauthApps: [app] });
+    const { code, state } = await install(sim);
+    expect(state).toBe('st-1');
+    const first = await token(sim, codeGrant(code));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ token_type: 'bearer', expires_in: 1800, hub_id: sim.state.portalId });
+    expect(typeof first.body.access_token).toBe('string');
+    expect(first.body.refresh_token).toMatch(/^na1-/);
+    const accessToken = first.body.access_token as string;
+
+    // The granted scopes apply: contacts yes, deals no.
+    expect((await call(sim, '/crm/v3/objects/contacts?limit=1', { token: accessToken })).status).toBe(200);
+    const deals = await call(sim, '/crm/v3/objects/deals?limit=1', { token: accessToken });
+    expect(deals.status).toBe(403);
+    expect(deals.body.category).toBe('MISSING_SCOPES');
+
+    // A code is good once.
+    const again = await token(sim, codeGrant(code));
+    expect(again.status).toBe(400);
+    expect(again.body.status).toBe('BAD_AUTH_CODE');
+
+    (sim.clock as ManualClock).advance(1800 * 1000);
+    const expired = await call(sim, '/crm/v3/objects/contacts?limit=1', { token: accessToken });
+    expect(expired.status).toBe(401);
+    expect(expired.body.category).toBe('EXPIRED_AUTHENTICATION');
+  });
+
+  it('refreshes with the same (non-rotating) refresh token; a wrong secret or token is refused', async () => {
+    const sim = await start({ oauthApps: [app] });
+    const { code } = await install(sim);
+    const first = await token(sim, codeGrant(code));
+    const refreshToken = first.body.refresh_token as string;
+    (sim.clock as ManualClock).advance(1801 * 1000);
+    const refreshed = await token(sim, {
+      grant_type: 'refresh_token',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      refresh_token: refreshToken,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).toBe(refreshToken);
+    expect(refreshed.body.access_token).not.toBe(first.body.access_token);
+    const token2 = refreshed.body.access_token as string;
+    expect((await call(sim, '/crm/v3/objects/contacts?limit=1', { token: token2 })).status).toBe(200);
+    // The refresh token keeps working.
+    const third = await token(sim, {
+      grant_type: 'refresh_token',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      refresh_token: refreshToken,
+    });
+    expect(third.status).toBe(200);
+
+    const badSecret = await token(sim, {
+      grant_type: 'refresh_token',
+      client_id: app.clientId,
+      client_secret: 'nope',
+      refresh_token: refreshToken,
+    });
+    expect(badSecret.body.status).toBe('BAD_CLIENT_SECRET');
+    const badToken = await token(sim, {
+      grant_type: 'refresh_token',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      refresh_token: 'na1-unknown',
+    });
+    expect(badToken.status).toBe(400);
+    expect(badToken.body).toMatchObject({
+      status: 'BAD_REFRESH_TOKEN',
+      message: 'missing or invalid refresh token',
+    });
+
+    // Uninstalled: the refresh token stops working.
+    const del = await fetch(`${sim.url}/oauth/v1/refresh-tokens/${refreshToken}`, { method: 'DELETE' });
+    expect(del.status).toBe(204);
+    const gone = await token(sim, {
+      grant_type: 'refresh_token',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      refresh_token: refreshToken,
+    });
+    expect(gone.body.status).toBe('BAD_REFRESH_TOKEN');
+  });
+
+  it('checks PKCE: a code issued with an S256 challenge needs the matching code_verifier', async () => {
+    const sim = await start({ oauthApps: [app] });
+    const verifier = 'a-verifier-of-at-least-forty-three-characters-0123456789';
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const { code } = await install(sim, { code_challenge: challenge, code_challenge_method: 'S256' });
+    const missing = await token(sim, codeGrant(code));
+    expect(missing.status).toBe(400);
+    expect(missing.body.status).toBe('BAD_CODE_VERIFIER');
+    const wrong = await token(sim, codeGrant(code, { code_verifier: `${verifier}x` }));
+    expect(wrong.body.status).toBe('BAD_CODE_VERIFIER');
+    const right = await token(sim, codeGrant(code, { code_verifier: verifier }));
+    expect(right.status).toBe(200);
+  });
+
+  it('refuses an unknown client, a foreign redirect_uri or an unknown scope on the install page', async () => {
+    const sim = await start({ oauthApps: [app] });
+    const url = (params: Record<string, string>) => {
+      const u = new URL(`${sim.url}/oauth/authorize`);
+      for (const [k, v] of Object.entries({
+        client_id: app.clientId,
+        redirect_uri: app.redirectUris[0] as string,
+        scope: scopes,
+        ...params,
+      }))
+        u.searchParams.set(k, v);
+      return u;
+    };
+    const bads: Record<string, string>[] = [
+      { client_id: 'other' },
+      { redirect_uri: 'http://evil.test/cb' },
+      { scope: 'oauth tickets.bogus' },
+    ];
+    for (const bad of bads) {
+      const res = await fetch(url(bad), { redirect: 'manual' });
+      expect(res.status).toBe(400);
+    }
+    // An unknown optional scope is left out rather than refused.
+    const ok = await fetch(url({ optional_scope: 'crm.objects.deals.read not.a.scope' }), {
+      redirect: 'manual',
+    });
+    expect(ok.status).toBe(302);
+    const code = new URL(ok.headers.get('location') as string).searchParams.get('code') as string;
+    const t = await token(sim, codeGrant(code));
+    expect(t.body.scopes).toEqual([...scopes.split(' '), 'crm.objects.deals.read']);
+    // The redirect_uri of the token request must be the one the code was issued for.
+    const { code: code2 } = await install(sim);
+    const mismatch = await token(sim, codeGrant(code2, { redirect_uri: 'http://localhost:4000/other' }));
+    expect(mismatch.body.status).toBe('BAD_REDIRECT_URI');
+  });
+
+  it('describes an access token: GET /oauth/v1/access-tokens/{token}', async () => {
+    const sim = await start({ oauthApps: [app] });
+    const { code } = await install(sim);
+    const t = await token(sim, codeGrant(code));
+    const accessToken = t.body.access_token as string;
+    (sim.clock as ManualClock).advance(600 * 1000);
+    const res = await fetch(`${sim.url}/oauth/v1/access-tokens/${accessToken}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      token: accessToken,
+      hub_id: sim.state.portalId,
+      app_id: 777,
+      scopes: scopes.split(' '),
+      expires_in: 1200,
+      token_type: 'access',
+      user: expect.stringContaining('@'),
+    });
+    expect((await fetch(`${sim.url}/oauth/v1/access-tokens/unknown`)).status).toBe(404);
   });
 });

@@ -8,6 +8,12 @@ export {
   HubSpotState,
   type HubSpotStateOptions,
 } from './model.ts';
+export {
+  DEFAULT_OAUTH_APP as HUBSPOT_DEFAULT_OAUTH_APP,
+  HUBSPOT_ACCESS_TOKEN_TTL_SECONDS,
+  type HubSpotOAuthApp,
+  HubSpotOAuthServer,
+} from './oauth.ts';
 export { DEFAULT_READ_PROPERTIES, OBJECT_TYPES, type ObjectType, type PropertyDef } from './properties.ts';
 export {
   DEFAULT_DAILY,
@@ -22,6 +28,7 @@ export { signatureV3, type WebhookDelivery, type WebhookEvent, type WebhookOptio
 
 import type { Clock, FaultInjector, RequestLog } from '../http.ts';
 import { HubSpotState, type HubSpotStateOptions } from './model.ts';
+import type { HubSpotOAuthServer } from './oauth.ts';
 import { OBJECT_TYPES } from './properties.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { type HubSpotServerOptions, startHubSpotServer } from './routes.ts';
@@ -63,6 +70,8 @@ export type HubSpotSimulator = {
   merge: HubSpotState['merge'];
   associate: HubSpotState['associate'];
   revokeToken: (token: string) => void;
+  /** The app's OAuth: `apps`, `consent`, `issueAccessToken`, `accessTokenTtlSeconds`. */
+  oauth: HubSpotOAuthServer;
   /** The webhook sender, when `webhooks` was given: deliveries, retryFailed. */
   webhooks: WebhookDispatcher | undefined;
   /** Resolves once every webhook event so far has been delivered. */
@@ -97,7 +106,7 @@ export async function startHubSpotSimulator(
     ? new WebhookDispatcher(options.webhooks, state.clock, state.portalId)
     : undefined;
   if (webhooks) state.onChange((e) => webhooks.handle(e));
-  const server = await startHubSpotServer(state, options);
+  const server = await startHubSpotServer(state, { knownScopes: ALL_SCOPES, ...options });
   return {
     url: server.url,
     token: DEFAULT_TOKEN,
@@ -110,6 +119,7 @@ export async function startHubSpotSimulator(
     merge: state.merge.bind(state),
     associate: state.associate.bind(state),
     revokeToken: (t) => state.tokens.revoke(t),
+    oauth: server.oauth,
     webhooks,
     flushWebhooks: async () => {
       await webhooks?.flush();

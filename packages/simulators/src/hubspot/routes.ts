@@ -25,6 +25,7 @@ import {
   type HubSpotState,
   notFound,
 } from './model.ts';
+import { type HubSpotOAuthOptions, HubSpotOAuthServer } from './oauth.ts';
 import {
   DEFAULT_READ_PROPERTIES,
   FIELD_TYPES,
@@ -47,12 +48,15 @@ const AUTH_MISSING_MESSAGE =
 const MISSING_SCOPES_MESSAGE =
   "This app hasn't been granted all required scopes to make this call. Read more about required scopes here: https://developers.hubspot.com/scopes.";
 
-export type HubSpotServerOptions = {
+export type HubSpotServerOptions = HubSpotOAuthOptions & {
   /** `false` turns the limits off. */
   rateLimit?: false | RateLimitOptions;
+  /** Scopes an app may ask for on the install page (default: the CRM scopes the simulator knows). */
+  knownScopes?: readonly string[];
 };
 
 export type HubSpotServer = RunningServer & {
+  oauth: HubSpotOAuthServer;
   faults: FaultInjector;
   requestLog: RequestLog;
   limiter: RateLimiter;
@@ -232,6 +236,32 @@ export async function startHubSpotServer(
   const faults = new FaultInjector();
   const requestLog = new RequestLog();
   const limiter = new RateLimiter(state.clock, options.rateLimit || {}, options.rateLimit !== false);
+  const oauth = new HubSpotOAuthServer(state, ['oauth', ...(options.knownScopes ?? [])], options);
+
+  /** OAuth lives outside the API's auth: the install page, the token endpoint, token metadata. */
+  function oauthRoute(req: SimRequest, parts: string[]): SimResponse | undefined {
+    if (parts[0] !== 'oauth') return undefined;
+    if (req.method === 'GET' && parts.length === 2 && parts[1] === 'authorize')
+      return oauth.authorize(req.query);
+    if (req.method === 'POST' && parts.length === 3 && parts[1] === 'v1' && parts[2] === 'token') {
+      if (!String(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) {
+        return json(415, {
+          status: 'error',
+          message: 'Content type must be application/x-www-form-urlencoded',
+          correlationId: randomUUID(),
+        });
+      }
+      return oauth.token(req.body);
+    }
+    if (parts[1] === 'v1' && parts[2] === 'access-tokens' && parts.length === 4 && req.method === 'GET')
+      return oauth.accessTokenInfo(parts[3] as string);
+    if (parts[1] === 'v1' && parts[2] === 'refresh-tokens' && parts.length === 4 && req.method === 'DELETE') {
+      return oauth.revokeRefreshToken(parts[3] as string)
+        ? { status: 204 }
+        : json(404, { status: 'error', message: 'refresh token not found', correlationId: randomUUID() });
+    }
+    return undefined;
+  }
 
   // Looks up a live object by id, or by a unique property with `idProperty`.
   function find(
@@ -255,6 +285,8 @@ export async function startHubSpotServer(
       .split('/')
       .filter((p) => p !== '')
       .map(decodeURIComponent);
+    const oauthAnswer = oauthRoute(req, parts);
+    if (oauthAnswer) return oauthAnswer;
     let route: Route | undefined;
     try {
       route = matchRoute(req.method, parts);
@@ -759,5 +791,5 @@ export async function startHubSpotServer(
     clock: state.clock,
     rateLimitResponse: () => ({ status: 429, body: rateLimitBody('TEN_SECONDLY_ROLLING', state.portalId) }),
   });
-  return { ...server, faults, requestLog, limiter };
+  return { ...server, oauth, faults, requestLog, limiter };
 }
