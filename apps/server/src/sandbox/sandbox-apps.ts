@@ -8,15 +8,21 @@ import {
   type GoogleSheetsSimulator,
   HUBSPOT_ALL_SCOPES,
   type HubSpotSimulator,
+  type MemberstackSimulator,
   type NotionSimulator,
   type PipedriveSimulator,
+  type StripeSimulator,
   seedNotionWorkspace,
   startAirtableSimulator,
   startAttioSimulator,
   startGoogleSheetsSimulator,
   startHubSpotSimulator,
+  startMemberstackSimulator,
   startNotionSimulator,
   startPipedriveSimulator,
+  startStripeSimulator,
+  startWebflowSimulator,
+  type WebflowSimulator,
 } from '@lockstep/simulators';
 
 /**
@@ -43,6 +49,12 @@ export type SandboxApps = {
   pipedrive: PipedriveSimulator[];
   /** Attio sandboxes, one simulator (one workspace) per connect. */
   attio: AttioSimulator[];
+  /** Webflow sandboxes, one simulator (one site) per connect. */
+  webflow: WebflowSimulator[];
+  /** Stripe sandboxes, one simulator (one account, test mode) per connect. */
+  stripe: StripeSimulator[];
+  /** Memberstack sandboxes, one simulator (one app, test mode) per connect. */
+  memberstack: MemberstackSimulator[];
   close(): Promise<void>;
 };
 
@@ -86,6 +98,27 @@ const ATTIO: SandboxApp = {
   displayName: 'Attio Sandbox',
   description:
     'A simulated Attio workspace with people, companies, deals and projects, running inside this server. Data resets when the server restarts.',
+};
+
+const WEBFLOW: SandboxApp = {
+  connectorType: 'webflow',
+  displayName: 'Webflow Sandbox',
+  description:
+    'A simulated Webflow site with Companies, Contacts and Deals CMS collections, running inside this server. Data resets when the server restarts.',
+};
+
+const STRIPE: SandboxApp = {
+  connectorType: 'stripe',
+  displayName: 'Stripe Sandbox',
+  description:
+    'A simulated Stripe account in test mode with customers, products, prices and subscriptions, running inside this server. Data resets when the server restarts.',
+};
+
+const MEMBERSTACK: SandboxApp = {
+  connectorType: 'memberstack',
+  displayName: 'Memberstack Sandbox',
+  description:
+    'A simulated Memberstack app in test mode with members (names and companies in custom fields) and plans, running inside this server. Data resets when the server restarts.',
 };
 
 /** Google Sheets (and HubSpot, Pipedrive, Attio) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
@@ -166,6 +199,9 @@ export async function startSandboxApps(
   const hubspots: HubSpotSimulator[] = [];
   const pipedrives: PipedriveSimulator[] = [];
   const attios: AttioSimulator[] = [];
+  const webflows: WebflowSimulator[] = [];
+  const stripes: StripeSimulator[] = [];
+  const memberstacks: MemberstackSimulator[] = [];
   const secret = () => `${randomBytes(7).toString('hex')}${randomBytes(24).toString('hex')}`;
   return {
     airtable,
@@ -174,7 +210,10 @@ export async function startSandboxApps(
     hubspot: hubspots,
     pipedrive: pipedrives,
     attio: attios,
-    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO],
+    webflow: webflows,
+    stripe: stripes,
+    memberstack: memberstacks,
+    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO, WEBFLOW, STRIPE, MEMBERSTACK],
     urls: () => [
       airtable.url,
       notion.url,
@@ -182,6 +221,9 @@ export async function startSandboxApps(
       ...hubspots.map((h) => h.url),
       ...pipedrives.map((p) => p.url),
       ...attios.map((a) => a.url),
+      ...webflows.map((w) => w.url),
+      ...stripes.map((s) => s.url),
+      ...memberstacks.map((m) => m.url),
     ],
     async connect(type): Promise<{ name: string; items: Record<string, string> } | null> {
       if (type === 'airtable') {
@@ -299,6 +341,43 @@ export async function startSandboxApps(
           items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
         };
       }
+      if (type === 'webflow') {
+        // A site of one's own (Webflow's limits are per token), reached by a site token with every
+        // CMS and site scope; the simulator's well-known token is not registered.
+        const token = randomBytes(32).toString('hex');
+        // No OAuth app either: the simulator's default app would authorize its site to anyone.
+        const sim = await startWebflowSimulator({ defaultToken: false, oauthApps: [], tokens: [{ token }] });
+        webflows.push(sim);
+        while (webflows.length > MAX_SHEETS_SANDBOXES) await webflows.shift()?.close();
+        return {
+          name: WEBFLOW.displayName,
+          items: { apiToken: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
+      if (type === 'stripe') {
+        // An account of one's own, reached by a test-mode secret key (sk_test_); the simulator's
+        // well-known test and live keys are not registered.
+        const token = `sk_test_51Sandbox${randomBytes(40).toString('base64url').replaceAll(/[-_]/g, '0')}`;
+        const sim = await startStripeSimulator({ defaultToken: false, tokens: [{ token }] });
+        stripes.push(sim);
+        while (stripes.length > MAX_SHEETS_SANDBOXES) await stripes.shift()?.close();
+        return {
+          name: STRIPE.displayName,
+          items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
+      if (type === 'memberstack') {
+        // An app of one's own in test mode, reached by a test-mode secret key (sk_sb_); the
+        // simulator's well-known key is not registered.
+        const token = `sk_sb_${randomBytes(10).toString('hex')}`;
+        const sim = await startMemberstackSimulator({ defaultToken: false, tokens: [{ token }] });
+        memberstacks.push(sim);
+        while (memberstacks.length > MAX_SHEETS_SANDBOXES) await memberstacks.shift()?.close();
+        return {
+          name: MEMBERSTACK.displayName,
+          items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
       return null;
     },
     close: async () => {
@@ -309,6 +388,9 @@ export async function startSandboxApps(
         ...hubspots.map((h) => h.close()),
         ...pipedrives.map((p) => p.close()),
         ...attios.map((a) => a.close()),
+        ...webflows.map((w) => w.close()),
+        ...stripes.map((s) => s.close()),
+        ...memberstacks.map((m) => m.close()),
       ]);
     },
   };

@@ -25,7 +25,10 @@ type App =
   | 'google_sheets'
   | 'hubspot'
   | 'pipedrive'
-  | 'attio';
+  | 'attio'
+  | 'webflow'
+  | 'stripe'
+  | 'memberstack';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -344,6 +347,9 @@ const PAIRS: [App, App][] = [
   ['hubspot', 'demo_crm'],
   ['pipedrive', 'demo_crm'],
   ['attio', 'demo_crm'],
+  ['stripe', 'demo_crm'],
+  ['memberstack', 'demo_newsletter'],
+  ['webflow', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {
