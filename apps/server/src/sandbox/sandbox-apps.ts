@@ -118,7 +118,7 @@ const MEMBERSTACK: SandboxApp = {
   connectorType: 'memberstack',
   displayName: 'Memberstack Sandbox',
   description:
-    'A simulated Memberstack app in test mode with members (names and companies in custom fields) and plans, running inside this server. Data resets when the server restarts.',
+    'A simulated Memberstack app in test mode with members (names and companies in custom fields) and plans, running inside this server. Unlike a real test mode it is not limited to 50 members. Data resets when the server restarts.',
 };
 
 /** Google Sheets (and HubSpot, Pipedrive, Attio) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
@@ -368,9 +368,14 @@ export async function startSandboxApps(
       }
       if (type === 'memberstack') {
         // An app of one's own in test mode, reached by a test-mode secret key (sk_sb_); the
-        // simulator's well-known key is not registered.
+        // simulator's well-known key is not registered. Unlike Memberstack's test mode it holds
+        // more than 50 members: a first sync with the Demo Newsletter (120 subscribers) must fit.
         const token = `sk_sb_${randomBytes(10).toString('hex')}`;
-        const sim = await startMemberstackSimulator({ defaultToken: false, tokens: [{ token }] });
+        const sim = await startMemberstackSimulator({
+          defaultToken: false,
+          tokens: [{ token }],
+          sandboxMemberLimit: false,
+        });
         memberstacks.push(sim);
         while (memberstacks.length > MAX_SHEETS_SANDBOXES) await memberstacks.shift()?.close();
         return {
