@@ -455,13 +455,13 @@ describe('sandbox apps', () => {
         .catch((e: unknown) => e);
       expect(denied).toMatchObject({ code: 'auth_invalid' });
     }
-    expect(tables.map((x) => x.name)).toEqual([
-      'Customers',
-      'Products',
-      'Prices',
+    expect(tables.map((x) => x.name).sort()).toEqual([
       'Coupons',
-      'Subscriptions',
+      'Customers',
       'Invoices',
+      'Prices',
+      'Products',
+      'Subscriptions',
     ]);
     expect(col('Customers', 'Email')).toMatchObject({ remoteId: 'email', fieldType: 'email' });
     expect(col('Customers', 'Name')).toMatchObject({ remoteId: 'name', fieldType: 'text' });
@@ -484,7 +484,7 @@ describe('sandbox apps', () => {
         .catch((e: unknown) => e);
       expect(denied).toMatchObject({ code: 'auth_invalid' });
     }
-    expect(tables.map((x) => x.name)).toEqual(['Members', 'Plans']);
+    expect(tables.map((x) => x.name).sort()).toEqual(['Members', 'Plans']);
     expect(col('Members', 'Email')).toMatchObject({ remoteId: 'email', fieldType: 'email' });
     expect(col('Members', 'Full name')).toMatchObject({ remoteId: 'fullName', fieldType: 'text' });
     expect(col('Members', 'First name')?.remoteId ?? col('Members', 'first-name')?.remoteId).toBe(
