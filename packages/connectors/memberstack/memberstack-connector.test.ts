@@ -206,6 +206,38 @@ describe('Memberstack connector against the simulator', () => {
     expect(sim.state.get(id)?.metaData).toMatchObject({ vip: true, prefs: { theme: 'dark' } });
   });
 
+  it('offers a Full name made of the first and last names, written back split at the last space', async () => {
+    const port = createMemberstackPort({ apiUrl: sim.url, client: { perSecond: 0 } });
+    const [members] = await port.discoverSchema({ secretKey: sim.token }, 'test');
+    expect(members?.fields.find((f) => f.remoteId === 'fullName')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+    });
+    const [made] = await connector.write('members', [
+      {
+        kind: 'create',
+        idempotencyKey: key(),
+        fields: { email: 'mary.ann@example.com', fullName: 'Mary Ann Smith', 'customFields.company': 'Acme' },
+      },
+    ]);
+    const id = ok(made).remoteId;
+    expect(sim.state.get(id)?.customFields).toEqual({
+      'first-name': 'Mary Ann',
+      'last-name': 'Smith',
+      company: 'Acme',
+    });
+    expect(ok(made).postImage?.fields.fullName).toBe('Mary Ann Smith');
+    sim.update(id, { customFields: { 'last-name': 'Jones' } });
+    expect((await connector.readRecords('members', [id]))[0]?.fields.fullName).toBe('Mary Ann Jones');
+    // Cleared: both parts emptied, the other custom fields kept.
+    const [cleared] = await connector.write('members', [
+      { kind: 'update', remoteId: id, idempotencyKey: key(), fields: { fullName: null } },
+    ]);
+    expect(ok(cleared).postImage?.fields.fullName ?? null).toBeNull();
+    expect(sim.state.get(id)?.customFields).toEqual({ company: 'Acme' });
+  });
+
   it('pages to the end of a large app, every member once', async () => {
     const big = await startMemberstackSimulator({
       idSeed: 3,

@@ -64,6 +64,8 @@ import {
 } from './memberstack-api';
 import {
   customFromCanonical,
+  FULL_NAME,
+  FULL_NAME_KEYS,
   type MemberstackPlan,
   memberFieldRef,
   memberToRecord,
@@ -71,6 +73,7 @@ import {
   metaTypeOf,
   plansOf,
   planToRecord,
+  splitFullName,
 } from './memberstack-values';
 
 export const MEMBERSTACK_BATCH_SIZE = 25;
@@ -377,7 +380,7 @@ export function createMemberstackConnector(options: MemberstackConnectorOptions)
             ? 'multi_select'
             : ref.kind === 'createdAt'
               ? 'datetime'
-              : ref.kind === 'custom'
+              : ref.kind === 'custom' || ref.kind === 'fullName'
                 ? 'text'
                 : (metaTypeOf(member.metaData?.[ref.key]) ?? 'text');
       const norm = normalizeValue(type, want ?? null);
@@ -412,13 +415,30 @@ export function createMemberstackConnector(options: MemberstackConnectorOptions)
     const meta: Record<string, unknown> = { ...(member?.metaData ?? {}) };
     let customChanged = false;
     let metaChanged = false;
-    for (const [name, raw] of Object.entries(fields)) {
+    // The full name first: a first or last name written with it is the more precise value.
+    const entries = Object.entries(fields);
+    const ordered = [
+      ...entries.filter(([n]) => n === FULL_NAME),
+      ...entries.filter(([n]) => n !== FULL_NAME),
+    ];
+    for (const [name, raw] of ordered) {
       const ref = memberFieldRef(name);
       if (!ref || ref.kind === 'plans' || ref.kind === 'createdAt') continue;
       if (ref.kind === 'email') {
         const n = normalizeValue('email', raw ?? null);
         if (!n.ok) throw invalid(`Email: ${n.problem.message}`);
         email = n.value as string | null;
+        continue;
+      }
+      if (ref.kind === 'fullName') {
+        // The two custom fields it is made of.
+        const n = normalizeValue('text', raw ?? null);
+        if (!n.ok) throw invalid(`Full name: ${n.problem.message}`);
+        splitFullName(n.value).forEach((part, i) => {
+          const key = FULL_NAME_KEYS[i] as string;
+          if ((custom[key] ?? '') !== part) customChanged = true;
+          custom[key] = part;
+        });
         continue;
       }
       if (ref.kind === 'custom') {

@@ -18,12 +18,14 @@ import {
   customFromCanonical,
   customToCanonical,
   discoveredMemberFields,
+  joinFullName,
   memberFieldRef,
   memberToRecord,
   metaFromCanonical,
   metaToCanonical,
   plansOf,
   planToRecord,
+  splitFullName,
 } from './memberstack-values';
 import { parseMemberstackWebhook, verifyMemberstackWebhook } from './webhooks';
 
@@ -55,7 +57,28 @@ describe('Memberstack values', () => {
       'metaData.vip': true,
       'metaData.tags': { json: ['a', 'b'] },
       'metaData.gone': null,
+      // Made of the first and last names: the first alone here.
+      fullName: 'Jane',
     });
+    // No first or last name custom field: no full name either.
+    expect(memberToRecord({ id: 'mem_y', customFields: { company: 'Acme' } }).fields).not.toHaveProperty(
+      'fullName',
+    );
+  });
+
+  it('makes a full name of the first and last names, and splits one at the last space', () => {
+    expect(
+      memberToRecord({ id: 'm', customFields: { 'first-name': 'Mary Ann', 'last-name': ' Smith ' } }).fields
+        .fullName,
+    ).toBe('Mary Ann Smith');
+    expect(
+      memberToRecord({ id: 'm', customFields: { 'first-name': '', 'last-name': '' } }).fields.fullName,
+    ).toBeNull();
+    expect(joinFullName(null, 'Hopper')).toBe('Hopper');
+    expect(splitFullName('Mary  Ann Smith')).toEqual(['Mary Ann', 'Smith']);
+    expect(splitFullName('Cher')).toEqual(['Cher', '']);
+    expect(splitFullName(null)).toEqual(['', '']);
+    expect(memberFieldRef('fullName')).toEqual({ kind: 'fullName' });
   });
 
   it('adds the schema keys a member lacks as empty', () => {
@@ -116,6 +139,21 @@ describe('Memberstack values', () => {
     expect(by.get('metaData.score')?.fieldType).toBe('number');
     expect(by.get('metaData.mixed')?.fieldType).toBe('json');
     expect(by.get('metaData.empty')?.fieldType).toBe('text');
+    // A full name only when the app has both a first and a last name field.
+    expect(by.has('fullName')).toBe(false);
+    const both = discoveredMemberFields(
+      new Map([
+        ['first-name', {}],
+        ['last-name', {}],
+      ]),
+      new Map(),
+    );
+    expect(both.find((f) => f.remoteId === 'fullName')).toMatchObject({
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: { madeOf: ['customFields.first-name', 'customFields.last-name'] },
+    });
   });
 
   it('finds plans in plan connections', () => {

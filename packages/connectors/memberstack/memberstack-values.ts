@@ -9,7 +9,11 @@
  * - `metaData.<key>`: the member's metadata keys (any JSON; text, numbers and yes/no values as such,
  *   anything else as JSON);
  * - `plans` (read-only): the ids of the plans the member is connected to (`planConnections`);
- * - `createdAt` (read-only).
+ * - `createdAt` (read-only);
+ * - `fullName`: a "Full name" made of the `first-name` and `last-name` custom fields (the keys
+ *   Memberstack gives fields labelled First name and Last name), offered when the app has both:
+ *   most other apps hold one name (a CRM's `full_name`, a newsletter's `name`). Read as "first
+ *   last", written back split at the last space ("Mary Ann Smith" -> "Mary Ann" and "Smith").
  * Plans (read-only): `name`, `type` (FREE or PAID) and `status` as the plan connections name them.
  */
 import {
@@ -49,8 +53,27 @@ export const PLAN_FIELDS: MemberstackField[] = [
   },
 ];
 
+/** The full name's remote id (not a custom field key: those are under `customFields.`). */
+export const FULL_NAME = 'fullName';
+/** The custom fields the full name is made of: first and last. */
+export const FULL_NAME_KEYS = ['first-name', 'last-name'] as const;
+
+/** "first last" from the two custom fields' values (blank parts left out); null when both are. */
+export function joinFullName(first: unknown, last: unknown): string | null {
+  const parts = [first, last].map((p) => (typeof p === 'string' ? p.trim() : '')).filter((p) => p !== '');
+  return parts.length > 0 ? parts.join(' ') : null;
+}
+
+/** A full name as the two custom fields' values ('' clears one): split at the last space. */
+export function splitFullName(full: CanonicalValue): [first: string, last: string] {
+  const text = typeof full === 'string' ? full.trim().replace(/\s+/g, ' ') : '';
+  const at = text.lastIndexOf(' ');
+  return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
+}
+
 export type MemberFieldRef =
   | { kind: 'email' }
+  | { kind: 'fullName' }
   | { kind: 'plans' }
   | { kind: 'createdAt' }
   | { kind: 'custom'; key: string }
@@ -59,6 +82,7 @@ export type MemberFieldRef =
 /** Which part of a member a field id names; null for an id that is not a member field. */
 export function memberFieldRef(remoteId: string): MemberFieldRef | null {
   if (remoteId === 'email' || remoteId === 'plans' || remoteId === 'createdAt') return { kind: remoteId };
+  if (remoteId === FULL_NAME) return { kind: 'fullName' };
   if (remoteId.startsWith(CUSTOM_PREFIX) && remoteId.length > CUSTOM_PREFIX.length)
     return { kind: 'custom', key: remoteId.slice(CUSTOM_PREFIX.length) };
   if (remoteId.startsWith(META_PREFIX) && remoteId.length > META_PREFIX.length)
@@ -117,6 +141,10 @@ export function memberToRecord(
   for (const [k, v] of Object.entries(member.customFields ?? {}))
     fields[CUSTOM_PREFIX + k] = customToCanonical(v);
   for (const [k, v] of Object.entries(member.metaData ?? {})) fields[META_PREFIX + k] = metaToCanonical(v);
+  const [first, last] = FULL_NAME_KEYS;
+  const custom = member.customFields ?? {};
+  if (first in custom || last in custom)
+    fields[FULL_NAME] = value('text', joinFullName(custom[first], custom[last]));
   return { id: member.id, fields };
 }
 
@@ -162,6 +190,14 @@ export function discoveredMemberFields(
       fieldType: 'text',
       readOnly: false,
       options: { customField: key },
+    });
+  if (FULL_NAME_KEYS.every((k) => custom.has(k)))
+    fields.push({
+      remoteId: FULL_NAME,
+      name: 'Full name',
+      fieldType: 'text',
+      readOnly: false,
+      options: { madeOf: FULL_NAME_KEYS.map((k) => CUSTOM_PREFIX + k) },
     });
   for (const [key, types] of [...meta].sort(([a], [b]) => a.localeCompare(b))) {
     const only = types.size === 1 ? [...types][0] : undefined;

@@ -42,6 +42,9 @@ describe('names', () => {
     // Sharing only a generic word is not similarity.
     expect(compareFieldNames('first_name', 'last_name').kind).toBe('none');
     expect(compareFieldNames('created_at', 'updated_at').kind).toBe('none');
+    // Spelled alike but known as different things (a region, a status): not a typo of each other.
+    expect(compareFieldNames('State', 'stage').kind).toBe('none');
+    expect(compareFieldNames('stage', 'Stage ').kind).toBe('exact');
   });
 });
 
@@ -400,5 +403,15 @@ describe('automapTables', () => {
     expect(r.proposals[0]).toMatchObject({ rightTableId: 'sheet1', nameMatch: 'none', fieldsMatched: 4 });
     expect(r.proposals[0]?.explanation).toBe('4 of 4 fields match');
     expect(r.unmatchedRight.map((t) => t.tableId)).toEqual(['sheet2']);
+  });
+
+  it('does not pair unrelated tables by one shared field alone (a name)', () => {
+    const plans = table('Plans', [col('id', 'text', { primaryKey: true }), col('Name'), col('Type')]);
+    const r = automapTables([plans], newsletter);
+    expect(r.proposals).toEqual([]);
+    expect(r.unmatchedLeft.map((t) => t.tableId)).toEqual(['Plans']);
+    // Two shared fields still pair them.
+    const twice = table('Plans', [col('Name'), col('Website', 'url')]);
+    expect(automapTables([twice], newsletter).proposals).toMatchObject([{ rightTableId: 'organisations' }]);
   });
 });

@@ -367,7 +367,10 @@ function compareNames(a: string, b: string, syn: Synonyms): NameMatch {
         : { score: 0.3 + 0.45 * j, kind: 'similar', reason: `similar names: ${a} ~ ${b}` };
   }
   const minLen = Math.min(ka.length, kb.length);
-  if (minLen >= 4) {
+  // Spelled alike but each a known, different concept ("State" a region, "stage" a status): not a typo.
+  const cb = syn.byKey.get(kb);
+  const differentConcepts = ca !== undefined && cb !== undefined && ca !== cb;
+  if (minLen >= 4 && !differentConcepts) {
     const sim = 1 - levenshtein(ka, kb) / Math.max(ka.length, kb.length);
     if (sim >= 0.8 && 0.75 * sim > best.score)
       best = { score: 0.75 * sim, kind: 'similar', reason: `similar names: ${a} ~ ${b}` };
@@ -1030,6 +1033,8 @@ export function automapTables(
       const overlap = compared === 0 ? 0 : fields.reduce((s, p) => s + p.score, 0) / compared;
       const score = round(name.score > 0 ? 0.7 * name.score + 0.3 * overlap : 0.7 * overlap);
       if (score < minScore) continue;
+      // Names that say nothing: one shared field (a "name", which most tables have) is no likeness.
+      if (name.score === 0 && fields.length < 2) continue;
       const reasons: string[] = [];
       if (name.reason) reasons.push(name.reason);
       if (compared > 0) reasons.push(`${fields.length} of ${compared} fields match`);

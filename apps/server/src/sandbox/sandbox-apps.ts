@@ -9,18 +9,24 @@ import {
   type GoogleSheetsSimulator,
   HUBSPOT_ALL_SCOPES,
   type HubSpotSimulator,
+  type MemberstackSimulator,
   type NotionSimulator,
   type PipedriveSimulator,
   type SalesforceSimulator,
+  type StripeSimulator,
   seedNotionWorkspace,
   startAffinitySimulator,
   startAirtableSimulator,
   startAttioSimulator,
   startGoogleSheetsSimulator,
   startHubSpotSimulator,
+  startMemberstackSimulator,
   startNotionSimulator,
   startPipedriveSimulator,
   startSalesforceSimulator,
+  startStripeSimulator,
+  startWebflowSimulator,
+  type WebflowSimulator,
 } from '@lockstep/simulators';
 
 /**
@@ -51,6 +57,12 @@ export type SandboxApps = {
   salesforce: SalesforceSimulator[];
   /** Affinity sandboxes, one simulator (one account) per connect. */
   affinity: AffinitySimulator[];
+  /** Webflow sandboxes, one simulator (one site) per connect. */
+  webflow: WebflowSimulator[];
+  /** Stripe sandboxes, one simulator (one account, test mode) per connect. */
+  stripe: StripeSimulator[];
+  /** Memberstack sandboxes, one simulator (one app, test mode) per connect. */
+  memberstack: MemberstackSimulator[];
   close(): Promise<void>;
 };
 
@@ -110,7 +122,28 @@ const AFFINITY: SandboxApp = {
     'A simulated Affinity account (a venture firm) with people, companies, opportunities and lists, running inside this server. Data resets when the server restarts.',
 };
 
-/** Google Sheets (and HubSpot, Pipedrive, Attio, Salesforce, Affinity) sandboxes kept at once; beyond it the oldest is closed (its connection reports it gone). */
+const WEBFLOW: SandboxApp = {
+  connectorType: 'webflow',
+  displayName: 'Webflow Sandbox',
+  description:
+    'A simulated Webflow site with Companies, Contacts and Deals CMS collections, running inside this server. Data resets when the server restarts.',
+};
+
+const STRIPE: SandboxApp = {
+  connectorType: 'stripe',
+  displayName: 'Stripe Sandbox',
+  description:
+    'A simulated Stripe account in test mode with customers, products, prices and subscriptions, running inside this server. Data resets when the server restarts.',
+};
+
+const MEMBERSTACK: SandboxApp = {
+  connectorType: 'memberstack',
+  displayName: 'Memberstack Sandbox',
+  description:
+    'A simulated Memberstack app in test mode with members (names and companies in custom fields) and plans, running inside this server. Unlike a real test mode it is not limited to 50 members. Data resets when the server restarts.',
+};
+
+/** Sandboxes of one kind kept at once (one simulator per connect); beyond it the oldest is closed (its connection reports it gone). */
 const MAX_SHEETS_SANDBOXES = 100;
 
 /** An OAuth client of this server (its id and secret as the app knows them). */
@@ -190,6 +223,9 @@ export async function startSandboxApps(
   const attios: AttioSimulator[] = [];
   const salesforces: SalesforceSimulator[] = [];
   const affinities: AffinitySimulator[] = [];
+  const webflows: WebflowSimulator[] = [];
+  const stripes: StripeSimulator[] = [];
+  const memberstacks: MemberstackSimulator[] = [];
   const secret = () => `${randomBytes(7).toString('hex')}${randomBytes(24).toString('hex')}`;
   return {
     airtable,
@@ -200,7 +236,22 @@ export async function startSandboxApps(
     attio: attios,
     salesforce: salesforces,
     affinity: affinities,
-    list: () => [AIRTABLE, NOTION, GOOGLE_SHEETS, HUBSPOT, PIPEDRIVE, ATTIO, SALESFORCE, AFFINITY],
+    webflow: webflows,
+    stripe: stripes,
+    memberstack: memberstacks,
+    list: () => [
+      AIRTABLE,
+      NOTION,
+      GOOGLE_SHEETS,
+      HUBSPOT,
+      PIPEDRIVE,
+      ATTIO,
+      SALESFORCE,
+      AFFINITY,
+      WEBFLOW,
+      STRIPE,
+      MEMBERSTACK,
+    ],
     urls: () => [
       airtable.url,
       notion.url,
@@ -210,6 +261,9 @@ export async function startSandboxApps(
       ...attios.map((a) => a.url),
       ...salesforces.map((x) => x.url),
       ...affinities.map((x) => x.url),
+      ...webflows.map((w) => w.url),
+      ...stripes.map((s) => s.url),
+      ...memberstacks.map((m) => m.url),
     ],
     async connect(type): Promise<{ name: string; items: Record<string, string> } | null> {
       if (type === 'airtable') {
@@ -367,6 +421,48 @@ export async function startSandboxApps(
           items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
         };
       }
+      if (type === 'webflow') {
+        // A site of one's own (Webflow's limits are per token), reached by a site token with every
+        // CMS and site scope; the simulator's well-known token is not registered.
+        const token = randomBytes(32).toString('hex');
+        // No OAuth app either: the simulator's default app would authorize its site to anyone.
+        const sim = await startWebflowSimulator({ defaultToken: false, oauthApps: [], tokens: [{ token }] });
+        webflows.push(sim);
+        while (webflows.length > MAX_SHEETS_SANDBOXES) await webflows.shift()?.close();
+        return {
+          name: WEBFLOW.displayName,
+          items: { apiToken: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
+      if (type === 'stripe') {
+        // An account of one's own, reached by a test-mode secret key (sk_test_); the simulator's
+        // well-known test and live keys are not registered.
+        const token = `sk_test_51Sandbox${randomBytes(40).toString('base64url').replaceAll(/[-_]/g, '0')}`;
+        const sim = await startStripeSimulator({ defaultToken: false, tokens: [{ token }] });
+        stripes.push(sim);
+        while (stripes.length > MAX_SHEETS_SANDBOXES) await stripes.shift()?.close();
+        return {
+          name: STRIPE.displayName,
+          items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
+      if (type === 'memberstack') {
+        // An app of one's own in test mode, reached by a test-mode secret key (sk_sb_); the
+        // simulator's well-known key is not registered. Unlike Memberstack's test mode it holds
+        // more than 50 members: a first sync with the Demo Newsletter (120 subscribers) must fit.
+        const token = `sk_sb_${randomBytes(10).toString('hex')}`;
+        const sim = await startMemberstackSimulator({
+          defaultToken: false,
+          tokens: [{ token }],
+          sandboxMemberLimit: false,
+        });
+        memberstacks.push(sim);
+        while (memberstacks.length > MAX_SHEETS_SANDBOXES) await memberstacks.shift()?.close();
+        return {
+          name: MEMBERSTACK.displayName,
+          items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
+        };
+      }
       return null;
     },
     close: async () => {
@@ -379,6 +475,9 @@ export async function startSandboxApps(
         ...attios.map((a) => a.close()),
         ...salesforces.map((x) => x.close()),
         ...affinities.map((x) => x.close()),
+        ...webflows.map((w) => w.close()),
+        ...stripes.map((s) => s.close()),
+        ...memberstacks.map((m) => m.close()),
       ]);
     },
   };

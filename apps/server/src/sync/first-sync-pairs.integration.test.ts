@@ -27,7 +27,10 @@ type App =
   | 'pipedrive'
   | 'attio'
   | 'salesforce'
-  | 'affinity';
+  | 'affinity'
+  | 'webflow'
+  | 'stripe'
+  | 'memberstack';
 
 beforeAll(async () => {
   // Private copies of the demo databases: the journey writes to them.
@@ -348,6 +351,9 @@ const PAIRS: [App, App][] = [
   ['attio', 'demo_crm'],
   ['salesforce', 'demo_crm'],
   ['affinity', 'demo_crm'],
+  ['stripe', 'demo_crm'],
+  ['memberstack', 'demo_newsletter'],
+  ['webflow', 'demo_crm'],
 ];
 
 describe('the first sync of every pair the embedded default offers', () => {

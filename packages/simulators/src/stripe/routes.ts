@@ -106,6 +106,28 @@ function routes(): Route[] {
   const get = (state: StripeState, kind: Kind, c: Call) =>
     state.get(kind, c.match[0] as string, c.ctx.livemode);
 
+  // The key's own account (Retrieve account, `GET /v1/account`): who the key belongs to.
+  add({
+    method: 'GET',
+    pattern: /^\/v1\/account$/,
+    resource: 'account',
+    allow: [],
+    run: (s) => ({
+      id: s.accountId,
+      object: 'account',
+      business_profile: { name: null, url: null },
+      business_type: null,
+      charges_enabled: true,
+      country: 'US',
+      default_currency: 'usd',
+      details_submitted: true,
+      email: null,
+      payouts_enabled: true,
+      settings: { dashboard: { display_name: null, timezone: 'Etc/UTC' } },
+      type: 'standard',
+    }),
+  });
+
   // Customers
   add({
     method: 'GET',

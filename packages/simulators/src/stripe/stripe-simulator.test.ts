@@ -140,6 +140,25 @@ describe('errors, keys and modes', () => {
   });
 });
 
+describe('account', () => {
+  it("answers the key's own account; a restricted key needs account read", async () => {
+    const sim = await start({
+      accountId: 'acct_1Own',
+      tokens: [
+        { token: 'rk_test_accountread', permissions: { account: 'read' } },
+        { token: 'rk_test_customersonly', permissions: { customer: 'write' } },
+      ],
+    });
+    const own = await call(sim, 'GET', '/v1/account');
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ id: 'acct_1Own', object: 'account', default_currency: 'usd' });
+    expect((await call(sim, 'GET', '/v1/account', { key: 'rk_test_accountread' })).status).toBe(200);
+    const refused = await call(sim, 'GET', '/v1/account', { key: 'rk_test_customersonly' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error?.message).toMatch(/rak_account_read/);
+  });
+});
+
 describe('rate limits', () => {
   it('allows 25 reads and 25 writes per second in test mode and 100 in live mode; 429 with Stripe-Should-Retry', async () => {
     const clock = new ManualClock();

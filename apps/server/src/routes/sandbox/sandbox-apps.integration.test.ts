@@ -1,8 +1,11 @@
 import {
   AFFINITY_DEFAULT_TOKEN,
   ATTIO_DEFAULT_TOKEN,
+  MEMBERSTACK_DEFAULT_TOKEN,
   PIPEDRIVE_DEFAULT_TOKEN,
   SALESFORCE_DEFAULT_TOKEN,
+  STRIPE_DEFAULT_TOKEN,
+  WEBFLOW_DEFAULT_TOKEN,
 } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
@@ -52,6 +55,9 @@ describe('sandbox apps', () => {
         expect.objectContaining({ connectorType: 'attio', displayName: 'Attio Sandbox' }),
         expect.objectContaining({ connectorType: 'salesforce', displayName: 'Salesforce Sandbox' }),
         expect.objectContaining({ connectorType: 'affinity', displayName: 'Affinity Sandbox' }),
+        expect.objectContaining({ connectorType: 'webflow', displayName: 'Webflow Sandbox' }),
+        expect.objectContaining({ connectorType: 'stripe', displayName: 'Stripe Sandbox' }),
+        expect.objectContaining({ connectorType: 'memberstack', displayName: 'Memberstack Sandbox' }),
       ],
     });
     const info = await api(ada, 'GET', '/rest/connector-info');
@@ -526,6 +532,130 @@ describe('sandbox apps', () => {
     });
   });
 
+  type Column = { name: string; remoteId: string; fieldType: string; readOnly: boolean; options: unknown };
+  type Table = { name: string; remoteId: string; externalColumns: Column[] };
+
+  /** Both users connect; each gets a base of their own; the table list of the first is returned. */
+  async function twoSandboxes(type: 'webflow' | 'stripe' | 'memberstack', name: string, secret: string) {
+    const mine = await api(ada, 'POST', `/rest/sandbox-apps/${type}/connect`);
+    expect(mine).toMatchObject({ type, name, status: 'ok' });
+    // The key is a secret: never returned.
+    expect(mine.connectionItems[secret]).toBeUndefined();
+    expect(mine.connectionItems).toMatchObject({ sandbox: 'true' });
+    const theirs = await api(bob, 'POST', `/rest/sandbox-apps/${type}/connect`);
+    expect(theirs.connectionItems.baseUrl).not.toBe(mine.connectionItems.baseUrl);
+    const bases = async (who: typeof ada, id: string) =>
+      (await api(who, 'PATCH', `/rest/external-connections/${id}/fetch-base-previews`, {})).basePreviews as {
+        remoteId: string;
+        name: string;
+      }[];
+    const [a] = await bases(ada, mine.id);
+    const [b] = await bases(bob, theirs.id);
+    // One's key does not reach the other's sandbox.
+    const items = async (id: string) => {
+      const row = await t.ctx.db
+        .selectFrom('external_connection')
+        .select('secrets')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return t.ctx.secretBox.open<{ connectionItems: Record<string, string> }>(row.secrets).connectionItems;
+    };
+    const port = t.ctx.connectors.get(type);
+    await expect(port?.check(await items(mine.id))).resolves.toBeDefined();
+    const crossed = await port
+      ?.check({ ...(await items(mine.id)), baseUrl: theirs.connectionItems.baseUrl })
+      .catch((e: unknown) => e);
+    expect(crossed).toMatchObject({ code: 'auth_invalid' });
+    const core = await api(ada, 'POST', '/rest/core-bases', { name: `${type} sandbox` });
+    const attached = await api(ada, 'POST', '/rest/external-bases', {
+      type,
+      name,
+      remoteId: a?.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: mine.id,
+      side: 'left',
+    });
+    const tables = attached.leftExternalBase.externalTables as Table[];
+    const col = (table: string, column: string) =>
+      tables.find((x) => x.name === table)?.externalColumns.find((c) => c.name === column);
+    return { mine, theirs, a, b, tables, col };
+  }
+
+  it('connects each user to a Webflow site of their own: its CMS collections as tables', async () => {
+    const { mine, theirs, a, b, tables, col } = await twoSandboxes('webflow', 'Webflow Sandbox', 'apiToken');
+    const sims = t.ctx.sandbox?.webflow ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    // A site each (the token reaches its own site only).
+    expect(a).toEqual({ remoteId: sims[0]?.siteId, name: 'Lockstep CRM' });
+    expect(b?.remoteId).toBe(sims[1]?.siteId);
+    expect(a?.remoteId).not.toBe(b?.remoteId);
+    const port = t.ctx.connectors.get('webflow');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ apiToken: WEBFLOW_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+    expect(tables.map((x) => x.name).sort()).toEqual(['Companies', 'Contacts', 'Deals']);
+    expect(tables.find((x) => x.name === 'Contacts')?.remoteId).toBe(sims[0]?.crm?.collections.contacts);
+    expect(col('Contacts', 'Name')).toMatchObject({ remoteId: 'name', fieldType: 'text', readOnly: false });
+    expect(col('Contacts', 'Email')).toMatchObject({ fieldType: 'email' });
+    expect(col('Contacts', 'Company')).toMatchObject({ fieldType: 'relations' });
+  });
+
+  it('connects each user to a Stripe account of their own, in test mode: customers, products, prices…', async () => {
+    const { mine, theirs, a, b, tables, col } = await twoSandboxes('stripe', 'Stripe Sandbox', 'secretKey');
+    const sims = t.ctx.sandbox?.stripe ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    // An account each, reached by a test mode key.
+    expect(a?.remoteId).toBe(sims[0]?.state.accountId);
+    expect(b?.remoteId).toBe(sims[1]?.state.accountId);
+    expect(a?.remoteId).not.toBe(b?.remoteId);
+    expect(a?.name).toMatch(/\(test mode\)$/);
+    const port = t.ctx.connectors.get('stripe');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ secretKey: STRIPE_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+    expect(tables.map((x) => x.name).sort()).toEqual([
+      'Coupons',
+      'Customers',
+      'Invoices',
+      'Prices',
+      'Products',
+      'Subscriptions',
+    ]);
+    expect(col('Customers', 'Email')).toMatchObject({ remoteId: 'email', fieldType: 'email' });
+    expect(col('Customers', 'Name')).toMatchObject({ remoteId: 'name', fieldType: 'text' });
+  });
+
+  it('connects each user to a Memberstack app of their own, in test mode: members (a Full name) and plans', async () => {
+    const { mine, theirs, a, b, tables, col } = await twoSandboxes(
+      'memberstack',
+      'Memberstack Sandbox',
+      'secretKey',
+    );
+    const sims = t.ctx.sandbox?.memberstack ?? [];
+    expect(sims.map((s) => s.url)).toEqual([mine.connectionItems.baseUrl, theirs.connectionItems.baseUrl]);
+    expect(a).toEqual({ remoteId: 'test', name: 'Memberstack (test mode)' });
+    expect(b).toEqual(a);
+    const port = t.ctx.connectors.get('memberstack');
+    for (const sim of sims) {
+      const denied = await port
+        ?.check({ secretKey: MEMBERSTACK_DEFAULT_TOKEN, baseUrl: sim.url, sandbox: 'true' })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ code: 'auth_invalid' });
+    }
+    expect(tables.map((x) => x.name).sort()).toEqual(['Members', 'Plans']);
+    expect(col('Members', 'Email')).toMatchObject({ remoteId: 'email', fieldType: 'email' });
+    expect(col('Members', 'Full name')).toMatchObject({ remoteId: 'fullName', fieldType: 'text' });
+    expect(col('Members', 'First name')?.remoteId ?? col('Members', 'first-name')?.remoteId).toBe(
+      'customFields.first-name',
+    );
+  });
+
   it('refuses a connection to an arbitrary Airtable address outside local mode, and unknown sandboxes', async () => {
     const port = t.ctx.connectors.get('airtable');
     // The registry of a production server: no custom base URL, the sandbox's own URL only.
@@ -545,7 +675,7 @@ describe('sandbox apps', () => {
 
     const none = await t.app.inject({
       method: 'POST',
-      url: '/rest/sandbox-apps/stripe/connect',
+      url: '/rest/sandbox-apps/supabase/connect',
       headers: ada.auth,
     });
     expect(none.statusCode).toBe(404);
