@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type PipedriveSimulator, startPipedriveSimulator } from '@lockstep/simulators';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
@@ -38,7 +38,16 @@ async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: obje
   return res.json();
 }
 
-beforeAll(async () => {
+let attempt = 0;
+
+/**
+ * A fresh simulator, server and database for each attempt of the test (vitest retries it once): a
+ * retry must not meet the persons, rows and still running sync of the attempt before it.
+ */
+async function setUp() {
+  attempt += 1;
+  await t?.close();
+  await sim?.close();
   sim = await startPipedriveSimulator({});
   t = await createTestApp({ LOCKSTEP_PIPEDRIVE_API_URL: sim.url });
   // The real runtime factory, with a short wait after a 429 (Pipedrive's window is 2 s) to keep the test fast.
@@ -46,7 +55,7 @@ beforeAll(async () => {
     'pipedrive',
     pipedriveRuntimeFactory({ apiUrl: sim.url, pool: t.ctx.pool, client: { rateLimitWaitMs: 250 } }),
   );
-  user = await signUp(t.app, 'pipedrive-pg@test.test');
+  user = await signUp(t.app, `pipedrive-pg-${attempt}@test.test`);
   await api('POST', '/rest/users/current/choose-plan', { productType: 'pro' });
   const name = `pd_pg_${randomBytes(4).toString('hex')}`;
   await ensureDatabase(inject('adminDatabaseUrl'), name);
@@ -56,7 +65,7 @@ beforeAll(async () => {
   await sql(
     `create table people (id serial primary key, email text not null unique, full_name text, source text)`,
   );
-});
+}
 afterAll(async () => {
   await t?.close();
   await sim?.close();
@@ -94,6 +103,7 @@ async function syncNow(coreBaseId: string, check: () => Promise<boolean> | boole
 
 describe('Pipedrive <-> PostgreSQL through the runtime', () => {
   it('first sync matched on email, edits both ways, a conflict, deletes, and a 429 storm without loss or duplicates', async () => {
+    await setUp();
     const conn = await api('POST', '/rest/external-connections', {
       type: 'pipedrive',
       connectionItems: { apiToken: sim.token },
