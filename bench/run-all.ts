@@ -19,6 +19,8 @@ const modules = [
   './saas/attio-efficiency.bench.ts',
   './saas/salesforce-efficiency.bench.ts',
   './saas/affinity-efficiency.bench.ts',
+  './saas/stripe-efficiency.bench.ts',
+  './saas/memberstack-efficiency.bench.ts',
 ];
 
 console.log(`Machine: ${machine()}\n`);

@@ -77,6 +77,18 @@ const appCalls = (port: AppPort) => ({
     guarded(() => port.exchangeCode(input)),
 });
 
+/** The calls of an app connected by a key or token only (no sign-in): its connector errors guarded. */
+const tokenCalls = (port: {
+  check(items: Record<string, string>): Promise<{ accountEmail: string | null }>;
+  listBases(items: Record<string, string>): Promise<{ remoteId: string; name: string }[]>;
+  discoverSchema(items: Record<string, string>, base: string): ReturnType<ConnectorPort['discoverSchema']>;
+}) => ({
+  check: (secrets: Record<string, string>) => guarded(() => port.check(secrets)),
+  listBases: (secrets: Record<string, string>) => guarded(() => port.listBases(secrets)),
+  discoverSchema: (secrets: Record<string, string>, base: string) =>
+    guarded(() => port.discoverSchema(secrets, base)),
+});
+
 type ResolveItems = (items: Record<string, string>) => Record<string, string>;
 
 /**
@@ -210,9 +222,7 @@ const attio = (settings: AttioSettings): ConnectorPort => {
             : null,
         ),
       ),
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
   };
 };
 
@@ -235,9 +245,7 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
             : null,
         ),
       ),
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
   };
 };
 
@@ -246,9 +254,7 @@ const affinity = (settings: AffinitySettings): ConnectorPort => {
   const port = createAffinityPort(settings);
   return {
     type: 'affinity',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
   };
 };
 
@@ -282,9 +288,7 @@ const stripe = (settings: StripeSettings): ConnectorPort => {
   const port = createStripePort(settings);
   return {
     type: 'stripe',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
   };
 };
 
@@ -297,9 +301,7 @@ const memberstack = (settings: MemberstackSettings): ConnectorPort => {
   const port = createMemberstackPort(settings);
   return {
     type: 'memberstack',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
   };
 };
 
@@ -311,9 +313,7 @@ const webflow = (settings: WebflowSettings): ConnectorPort => {
   const port = createWebflowPort(settings);
   return {
     type: 'webflow',
-    check: (secrets) => guarded(() => port.check(secrets)),
-    listBases: (secrets) => guarded(() => port.listBases(secrets)),
-    discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
+    ...tokenCalls(port),
     // A refused publish (Webflow's one a minute) keeps its code: the route answers 429 with the wait.
     publishSite: (secrets, siteId) => guarded(() => port.publishSite(secrets, siteId), true),
   };
