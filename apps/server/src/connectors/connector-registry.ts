@@ -246,6 +246,15 @@ const affinity = (settings: AffinitySettings): ConnectorPort => {
   const port = createAffinityPort(settings);
   return {
     type: 'affinity',
+    ensureWebhook: (secrets, baseId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          baseId,
+          url,
+          known ? { id: known.id, notificationUrl: known.notificationUrl } : null,
+        ),
+      ),
     check: (secrets) => guarded(() => port.check(secrets)),
     listBases: (secrets) => guarded(() => port.listBases(secrets)),
     discoverSchema: (secrets, base) => guarded(() => port.discoverSchema(secrets, base)),
