@@ -82,7 +82,8 @@ export const AFFINITY_CAPABILITIES: Capabilities = {
   incrementalRead: true,
   // Deletes are reported as events: ids known to the cursor that Affinity no longer has.
   deleteDetection: 'events',
-  webhooks: false,
+  // v1 webhook subscriptions wake a read (webhooks.ts); reads still find the changes.
+  webhooks: true,
   rateLimit: AFFINITY_RATE_LIMIT,
   // Every synced field of the table is a field of every record read (empty ones as null).
   recordsCarryEveryField: true,

@@ -41,7 +41,16 @@ export {
   type AffinityItems,
   type AffinityPort,
   type AffinitySettings,
+  type AffinityWebhook,
   affinityDiscoveredTable,
   createAffinityPort,
   createAffinityRuntimeConnector,
 } from './port';
+export {
+  AFFINITY_MAX_WEBHOOK_SUBSCRIPTIONS,
+  AFFINITY_WEBHOOK_EVENTS,
+  AFFINITY_WEBHOOK_RETRY_WINDOW_MS,
+  type AffinityWebhookEvent,
+  affinityTablesWoken,
+  parseAffinityWebhook,
+} from './webhooks';

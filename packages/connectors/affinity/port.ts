@@ -24,6 +24,7 @@ import {
   PERSON_BUILTINS,
 } from './affinity-connector';
 import { type AffinityField, type AffinityFieldMeta, affinityFields } from './affinity-values';
+import { AFFINITY_MAX_WEBHOOK_SUBSCRIPTIONS, AFFINITY_WEBHOOK_EVENTS } from './webhooks';
 
 export type AffinityItems = Record<string, string>;
 
@@ -66,6 +67,21 @@ function clientFor(settings: AffinitySettings, items: AffinityItems) {
     ...settings.client,
   });
 }
+
+/** A v1 webhook subscription (`GET /webhook`). */
+type AffinityWebhookRow = {
+  id: number;
+  webhook_url: string;
+  subscriptions: string[];
+  disabled: boolean;
+  created_by?: number;
+};
+
+/** The subscription Lockstep keeps for a connection (its URL is the only secret). */
+export type AffinityWebhook = { id: string; notificationUrl: string };
+
+const sameEvents = (a: string[], b: readonly string[]) =>
+  a.length === b.length && b.every((e) => a.includes(e));
 
 type V1Field = { id: number; list_id?: number | null; dropdown_options?: { id: number; text: string }[] };
 
@@ -116,6 +132,68 @@ export function createAffinityPort(settings: AffinitySettings = {}) {
           name: me.tenant.name || `Affinity ${me.tenant.subdomain ?? ''}`.trim(),
         },
       ];
+    },
+    /**
+     * One webhook subscription per connection, at `notificationUrl` (an address whose key only the
+     * server makes: Affinity signs nothing), for the events about synced records. Kept when it is
+     * there as made; enabled again, given the events, or moved to a new address when it differs;
+     * made again when it is gone. Affinity allows three per account: with three others, a clear
+     * refusal. Affinity contacts the address when it is made, so the route must already answer.
+     */
+    async ensureWebhook(
+      items: AffinityItems,
+      _tenantId: string,
+      notificationUrl: string,
+      known: AffinityWebhook | null,
+    ): Promise<AffinityWebhook> {
+      const client = clientFor(settings, items);
+      const { body } = await client.request<AffinityWebhookRow[]>({ method: 'GET', path: '/webhook' });
+      const listed = Array.isArray(body) ? body : [];
+      const ours =
+        listed.find((w) => known && String(w.id) === known.id) ??
+        listed.find((w) => w.webhook_url === notificationUrl);
+      let id: string;
+      if (ours) {
+        id = String(ours.id);
+        if (
+          ours.webhook_url !== notificationUrl ||
+          ours.disabled ||
+          !sameEvents(ours.subscriptions ?? [], AFFINITY_WEBHOOK_EVENTS)
+        ) {
+          await client.request({
+            method: 'PUT',
+            path: `/webhook/${encodeURIComponent(id)}`,
+            body: {
+              webhook_url: notificationUrl,
+              subscriptions: [...AFFINITY_WEBHOOK_EVENTS],
+              disabled: false,
+            },
+          });
+        }
+      } else {
+        if (listed.length >= AFFINITY_MAX_WEBHOOK_SUBSCRIPTIONS) {
+          throw new ConnectorError(
+            'validation',
+            `Affinity account already has ${listed.length} webhook subscriptions`,
+            `Affinity allows ${AFFINITY_MAX_WEBHOOK_SUBSCRIPTIONS} webhook subscriptions per account and this one already has ${listed.length} made by other tools, so Lockstep cannot be told of changes at once and checks for them on its schedule instead. Remove one (Affinity API: DELETE /webhook/{id}) to let Lockstep make its own.`,
+          );
+        }
+        const { body: made } = await client.request<AffinityWebhookRow>({
+          method: 'POST',
+          path: '/webhook/subscribe',
+          body: { webhook_url: notificationUrl, subscriptions: [...AFFINITY_WEBHOOK_EVENTS] },
+        });
+        id = String(made.id);
+      }
+      // Another subscription at the same address would deliver every event twice.
+      for (const w of listed) {
+        if (String(w.id) === id || w.webhook_url !== notificationUrl) continue;
+        await client
+          .request({ method: 'DELETE', path: `/webhook/${encodeURIComponent(String(w.id))}` })
+          .catch(() => undefined);
+      }
+      const hook = { id, notificationUrl };
+      return known && known.id === hook.id && known.notificationUrl === notificationUrl ? known : hook;
     },
     /** Persons, companies, opportunities, and every list the key's user can see. */
     async discoverSchema(items: AffinityItems, _tenantId: string) {

@@ -255,6 +255,15 @@ const affinity = (settings: AffinitySettings): ConnectorPort => {
   return {
     type: 'affinity',
     ...tokenCalls(port),
+    ensureWebhook: (secrets, baseId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          baseId,
+          url,
+          known ? { id: known.id, notificationUrl: known.notificationUrl } : null,
+        ),
+      ),
   };
 };
 

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { registerRestRoutes } from '../routes/index';
 import { createCheckout } from '../routes/payment/create-checkout';
 import { openBillingPortal } from '../routes/payment/open-portal';
+import { receiveAffinityWebhook } from '../routes/webhooks/receive-affinity-webhook';
 import { receiveAirtableWebhook } from '../routes/webhooks/receive-airtable-webhook';
 import { receiveAttioWebhook } from '../routes/webhooks/receive-attio-webhook';
 import { receiveHubSpotWebhook } from '../routes/webhooks/receive-hubspot-webhook';
@@ -150,6 +151,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveHubSpotWebhook(hooks, ctx);
     receiveAttioWebhook(hooks, ctx);
     receivePipedriveWebhook(hooks, ctx);
+    receiveAffinityWebhook(hooks, ctx);
     receiveStripeWebhook(hooks, ctx);
     receiveMemberstackWebhook(hooks, ctx);
     receiveStripeBillingWebhook(hooks, ctx);

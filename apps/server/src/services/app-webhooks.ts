@@ -65,7 +65,14 @@ export async function wakeSyncsReading(
 }
 
 /** The apps that send webhooks to an address of this server made by appWebhookPath. */
-export type WebhookApp = 'airtable' | 'hubspot' | 'attio' | 'pipedrive' | 'stripe' | 'memberstack';
+export type WebhookApp =
+  | 'airtable'
+  | 'hubspot'
+  | 'attio'
+  | 'pipedrive'
+  | 'affinity'
+  | 'stripe'
+  | 'memberstack';
 
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
 export function appWebhookPath(ctx: AppContext, app: WebhookApp, connectionId: string): string {
@@ -107,7 +114,8 @@ export function apiWebhookTypes(ctx: AppContext): ConnectorType[] {
 }
 
 /**
- * Makes sure every base of the sync whose app makes webhooks by API (Airtable, Attio, Pipedrive:
+ * Makes sure every base of the sync whose app makes webhooks by API (Airtable, Attio, Pipedrive,
+ * Affinity:
  * the ports with `ensureWebhook`) has one pointing at this server, with time left (Airtable's last
  * 7 days): created when missing or deleted in the app, refreshed when close to expiry. Best effort:
  * a refusal leaves polling to carry the changes, and is returned.

@@ -9,7 +9,7 @@ import { ensureDatabase } from '../db/database';
 // Affinity (the simulator, as LOCKSTEP_AFFINITY_API_URL) <-> PostgreSQL, set up over REST as a user
 // would with an API key, and run by the real job queue with the server's own Affinity wiring.
 // Affinity has no modified-since filter: its changes are found by the connector's pass compared
-// with the last read, at each sync-now (no webhooks yet).
+// with the last read, at each sync-now (webhooks, tested apart, only wake such a pass).
 let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sim: AffinitySimulator;
