@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type PipedriveSimulator, startPipedriveSimulator } from '@lockstep/simulators';
-import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { type Api, apiAs, query } from '../../test/pg-pair';
 import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
@@ -15,28 +15,12 @@ let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 let sim: PipedriveSimulator;
 let pgUrl = '';
-const json = { 'content-type': 'application/json' };
 
-async function sql(text: string, params: unknown[] = []) {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
+/** One query on the PostgreSQL side, as a user editing it. */
+const sql = (text: string, params: unknown[] = []) => query(pgUrl, text, params);
 
-async function api(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) {
-  const res = await t.app.inject({
-    method,
-    url,
-    headers: payload ? { ...user.auth, ...json } : user.auth,
-    ...(payload ? { payload } : {}),
-  });
-  if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
+/** REST calls as the signed-in user (set up before the test). */
+const api: Api = (method, url, payload) => apiAs(t.app, user.auth)(method, url, payload);
 
 let attempt = 0;
 
