@@ -9,6 +9,8 @@ import { createSyncRunner } from './run-sync-chunk';
 let t: TestApp;
 let user: Awaited<ReturnType<typeof signUp>>;
 const backend = new MemoryBackend();
+/** For `memory-merge`: an updated record's id -> the id its update answers with. */
+const mergedInto = new Map<string, string>();
 const json = { 'content-type': 'application/json' };
 
 beforeAll(async () => {
@@ -24,6 +26,22 @@ beforeAll(async () => {
       read: async (...args: Parameters<typeof c.read>) => {
         const page = await c.read(...args);
         return { ...page, records: [...page.records, ...page.records.slice(0, 1)] };
+      },
+    };
+  });
+  // The same apps answering an update of some records with another record's id, as an app that
+  // merged the record into another one does.
+  t.ctx.runtimeConnectors.register('memory-merge', () => {
+    const c = backend.connector(3);
+    return {
+      ...c,
+      write: async (...args: Parameters<typeof c.write>) => {
+        const results = await c.write(...args);
+        return results.map((r, i) => {
+          const req = args[1][i];
+          const into = req?.kind === 'update' ? mergedInto.get(req.remoteId) : undefined;
+          return r.ok && into ? { ...r, remoteId: into } : r;
+        });
       },
     };
   });
@@ -662,6 +680,38 @@ describe('sync runs end to end', () => {
     expect((await patch(`/rest/sync-preview/${id}`, { status: 'applying' })).statusCode).toBe(200);
     expect((await until(id, ['done', 'applying_failed'])).status).toBe('done');
     expect(names(s.right, 'mail')).toEqual(['ada@x.com', 'alan@x.com', 'grace@x.com']);
+  });
+
+  it('keeps a link where it is when an update answers with an id another link holds (a merge), and the run goes on', async () => {
+    const s = await createSync('merge', { type: 'memory-merge' });
+    s.left.userCreate({ email: 'a@x.com', name: 'A' });
+    s.left.userCreate({ email: 'b@x.com', name: 'B' });
+    await switchOnAndWait(s.id);
+    const links = () =>
+      t.ctx.db
+        .selectFrom('core_meta_record')
+        .select(['left_remote_id', 'right_remote_id'])
+        .where('core_base_id', '=', s.id)
+        .orderBy('left_remote_id')
+        .execute();
+    const before = await links();
+    expect(before).toHaveLength(2);
+    const [a, b] = before as [
+      { left_remote_id: string; right_remote_id: string },
+      { right_remote_id: string },
+    ];
+    // The app merged A's partner into B's: an update of A's partner answers with B's partner's id.
+    mergedInto.set(a.right_remote_id, b.right_remote_id);
+    s.left.userUpdate(a.left_remote_id, { name: 'A edited' });
+    await requestSyncRun(t.ctx.boss, s.id, 'test');
+    await waitForRuns(s.id, 2);
+    const runs = await t.ctx.db
+      .selectFrom('sync_log')
+      .select(['status', 'error'])
+      .where('core_base_id', '=', s.id)
+      .execute();
+    expect(runs.map((r) => r.status)).toEqual(['done', 'done']);
+    expect(await links()).toEqual(before);
   });
 
   it('holds conflicts and deletes for review, and carries out the decisions', async () => {

@@ -85,6 +85,9 @@ beforeAll(async () => {
   await sql(
     `create table customers (id serial primary key, email text not null unique, name text, city text, crm_id text)`,
   );
+  await sql(
+    `create table prices (id serial primary key, nickname text, amount numeric(12, 2), lookup_key text)`,
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -328,4 +331,104 @@ describe('Stripe <-> PostgreSQL through the runtime', () => {
     const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
     expect(failed).toEqual([]);
   }, 240_000);
+
+  it('a price whose amount changes keeps its row: Stripe answers the update with a new price, and the link follows it', async () => {
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'stripe',
+      connectionItems: { secretKey: sim.token },
+    });
+    const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
+      .basePreviews as { remoteId: string }[];
+    const pgConn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: pgUrl },
+    });
+    const core = await api('POST', '/rest/core-bases', { name: 'Stripe prices <-> prices' });
+    await api('POST', '/rest/external-bases', {
+      type: 'stripe',
+      name: 'Stripe',
+      remoteId: base?.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const full = await api('POST', '/rest/external-bases', {
+      type: 'postgresql',
+      name: 'Prices',
+      remoteId: 'public',
+      coreBaseId: core.id,
+      externalConnectionId: pgConn.id,
+      side: 'right',
+    });
+    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
+    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Prices') as Table;
+    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'prices') as Table;
+    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
+    await api('PATCH', `/rest/core-bases/${core.id}`, {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: lt.id,
+            rightTableId: rt.id,
+            columnMappings: [
+              ['Nickname', 'nickname'],
+              ['Amount', 'amount'],
+              ['Lookup key', 'lookup_key'],
+            ].map(([l, r]) => ({ leftColumnId: col(lt, l as string), rightColumnId: col(rt, r as string) })),
+          },
+        ],
+      },
+    });
+    const active = () => sim.state.all('price', false).filter((p) => p.active === true);
+    const count = active().length;
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await settle(core.id, async () => (await sql('select count(*)::int as n from prices'))[0]?.n === count);
+
+    // The user raises a price on the PostgreSQL side. Stripe cannot change an amount: the connector
+    // makes a new price and archives the old one, and answers with the new price's id.
+    const link = async (rowId: number) =>
+      (
+        await t.ctx.db
+          .selectFrom('core_meta_record')
+          .select(['left_remote_id'])
+          .where('core_base_id', '=', core.id)
+          .where('right_remote_id', '=', String(rowId))
+          .executeTakeFirst()
+      )?.left_remote_id;
+    const [row] = await sql('select id, amount from prices order by id limit 1');
+    const rowId = row?.id as number;
+    const oldPrice = (await link(rowId)) as string;
+    expect(oldPrice).toMatch(/^price_/);
+    const raised = (Number(row?.amount) + 1).toFixed(2);
+    await sql(`update prices set amount = $1, nickname = 'Raised' where id = $2`, [raised, rowId]);
+    await syncNow(core.id, () =>
+      active().some((p) => p.nickname === 'Raised' && p.unit_amount === Math.round(Number(raised) * 100)),
+    );
+    const newPrice = active().find((p) => p.nickname === 'Raised')?.id as string;
+    expect(newPrice).not.toBe(oldPrice);
+    expect(sim.state.get('price', oldPrice, false).active).toBe(false);
+    expect(await link(rowId)).toBe(newPrice);
+
+    // The next runs read the old price archived and the new one as new: neither touches the row.
+    await syncNow(core.id, () => true);
+    await syncNow(core.id, () => true);
+    expect(
+      await sql('select id, nickname, amount::text as amount from prices where id = $1', [rowId]),
+    ).toEqual([{ id: rowId, nickname: 'Raised', amount: raised }]);
+    expect(await sql('select count(*)::int as n from prices')).toEqual([{ n: count }]);
+    expect(active()).toHaveLength(count);
+
+    // An edit of the new price in Stripe reaches the same row.
+    sim.update('price', newPrice, { nickname: 'Renamed in Stripe' });
+    await syncNow(core.id, async () => {
+      const [r] = await sql('select nickname from prices where id = $1', [rowId]);
+      return r?.nickname === 'Renamed in Stripe';
+    });
+    expect(await sql('select count(*)::int as n from prices')).toEqual([{ n: count }]);
+    const issues = await api(
+      'GET',
+      `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id }))}`,
+    );
+    expect(issues.items).toEqual([]);
+  }, 120_000);
 });

@@ -198,6 +198,16 @@ export async function storeUpdated(
   await sql`update core_meta_record as c set shadow = (c.shadow::jsonb || u.s)::json, shadow_version = c.shadow_version + 1, updated_at = now()
     from json_to_recordset(${doc}::json) as u(id uuid, s jsonb)
    where c.id = u.id`.execute(db);
+  await moveLinksToAnsweredIds(
+    db,
+    a.m.tableMappingId,
+    updated.map(({ op, remoteId }) => ({
+      linkId: op.linkId,
+      side: op.side,
+      was: op.remoteId,
+      now: remoteId,
+    })),
+  );
   // Before and after of the fields written (the whole post-image would repeat every unchanged column).
   await logOperations(
     db,
@@ -219,6 +229,36 @@ export async function storeUpdated(
       a,
       updated.map((u) => u.op.linkId),
     );
+}
+
+/**
+ * An update the app answered with another id (Stripe replaces a price whose amount changed with a
+ * new one and archives the old): the link follows the record to its new id. Left on the old id, the
+ * next read would find the old record gone and the new one unknown, and delete and re-create the
+ * partner on the other side (a new primary key, its history and relations lost). An id that another
+ * link of the table pair already holds (the app merged two records into one) keeps the link where it
+ * was: that is a merge, which the next read reports as a delete.
+ */
+export async function moveLinksToAnsweredIds(
+  db: Db,
+  tableMappingId: string,
+  answers: { linkId: string; side: 'left' | 'right'; was: string; now: string }[],
+) {
+  const moved = answers.filter((x) => x.now !== x.was && x.now !== '');
+  if (moved.length === 0) return;
+  const doc = rowsDoc(moved.map((x) => ({ id: x.linkId, s: x.side, r: x.now })));
+  await sql`update core_meta_record as c
+       set left_remote_id = case when u.s = 'left' then u.r else c.left_remote_id end,
+           right_remote_id = case when u.s = 'right' then u.r else c.right_remote_id end,
+           updated_at = now()
+      from json_to_recordset(${doc}::json) as u(id uuid, s text, r text)
+     where c.id = u.id
+       and not exists (
+         select 1 from core_meta_record o
+          where o.table_mapping_id = ${tableMappingId}::uuid and o.id <> c.id
+            and case when u.s = 'left' then o.left_remote_id = u.r else o.right_remote_id = u.r end)`.execute(
+    db,
+  );
 }
 
 /** The entries of `next` that differ from `before` (all of them without a shadow before). */
@@ -324,6 +364,10 @@ export async function applySuccess(
         }))
         .where('id', '=', op.linkId as string)
         .execute();
+      if (op.kind === 'update')
+        await moveLinksToAnsweredIds(db, a.m.tableMappingId, [
+          { linkId: op.linkId, side: op.side, was: op.remoteId, now: remoteId },
+        ]);
     }
   }
   await db
