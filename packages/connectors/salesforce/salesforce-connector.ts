@@ -69,6 +69,8 @@ export const SALESFORCE_QUERY_BATCH = 2_000;
 /** How far each incremental read reaches back before the previous read's start. */
 export const SALESFORCE_READ_OVERLAP_MS = 60_000;
 export const SALESFORCE_BULK_WRITE_THRESHOLD = 2_000;
+/** Records per Bulk API 2.0 ingest job the runtime sends at most (far below the 150 MB CSV cap). */
+export const SALESFORCE_BULK_WRITE_SIZE = 10_000;
 export const SALESFORCE_BULK_QUERY_THRESHOLD = 10_000;
 export const SALESFORCE_BULK_CHUNK = 50_000;
 /** Ids per sObject Collections retrieve. */
@@ -78,6 +80,8 @@ const SCHEMA_MAX_AGE_MS = 60_000;
 export const SALESFORCE_CAPABILITIES: Capabilities = {
   // Runs write up to this many at once: 200 a collection call, a Bulk API 2.0 job from 2,000.
   batchSize: SALESFORCE_QUERY_BATCH,
+  // A batch this large is one Bulk API 2.0 ingest job (five or six calls) instead of 50 collection calls.
+  bulkWriteSize: SALESFORCE_BULK_WRITE_SIZE,
   incrementalRead: true,
   deleteDetection: 'events',
   webhooks: false,

@@ -88,6 +88,13 @@ export type WriteResult =
 
 export type Capabilities = {
   batchSize: number;
+  /**
+   * Writes of many records in one job cost fewer requests than the same records in `batchSize`
+   * pieces (Salesforce's Bulk API 2.0 ingest: a handful of calls per job, from 2,000 records). The
+   * runtime then hands this connector write batches up to this size, and a first sync reconciles
+   * chunks at least this large, so big writes reach the bulk path.
+   */
+  bulkWriteSize?: number;
   incrementalRead: boolean;
   deleteDetection: 'events' | 'full_scan' | 'none';
   webhooks: boolean;

@@ -26,6 +26,14 @@ export type FirstSyncStep =
 
 const RECONCILE_CHUNK = 2000;
 
+/** Staged records reconciled at once: bigger for a side that writes big jobs whole (bulkWriteSize). */
+const reconcileChunkOf = (connectors: Sides) =>
+  Math.max(
+    RECONCILE_CHUNK,
+    connectors.left.capabilities.bulkWriteSize ?? 0,
+    connectors.right.capabilities.bulkWriteSize ?? 0,
+  );
+
 /** How far the reconcile step has got: staged records of `side` up to id `after` are applied. */
 export type FirstSyncPosition = { tableMappingId: string; side: 'left' | 'right'; after: string };
 
@@ -182,7 +190,7 @@ export async function firstSyncStep(
   if (side === 'left') {
     const rows = (
       await sql<StagedRow>`select r.id::text as id, r.remote_id, r.fields from ${staged('left')} r
-        where r.id > ${after}::bigint order by r.id limit ${RECONCILE_CHUNK}`.execute(db)
+        where r.id > ${after}::bigint order by r.id limit ${reconcileChunkOf(connectors)}`.execute(db)
     ).rows;
     if (rows.length > 0) {
       const partners = (
@@ -212,7 +220,7 @@ export async function firstSyncStep(
       where r.id > ${side === 'right' ? after : '0'}::bigint
         and not exists (select 1 from core_meta_record l
           where l.table_mapping_id = ${m.tableMappingId}::uuid and l.right_remote_id = r.remote_id)
-      order by r.id limit ${RECONCILE_CHUNK}`.execute(db)
+      order by r.id limit ${reconcileChunkOf(connectors)}`.execute(db)
   ).rows;
   if (unpaired.length > 0) {
     return {

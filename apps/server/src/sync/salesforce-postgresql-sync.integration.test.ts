@@ -93,6 +93,9 @@ beforeAll(async () => {
   await sql(
     `create table people (id serial primary key, email text not null unique, first_name text, last_name text not null, source text)`,
   );
+  await sql(
+    `create table leads (id serial primary key, email text, last_name text not null, company text not null)`,
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -349,4 +352,82 @@ describe('Salesforce <-> PostgreSQL through the runtime', () => {
     expect(after.accessToken).not.toBe(before.accessToken);
     expect(after.refreshToken).toBe(before.refreshToken);
   });
+
+  it('a first sync of 5,000 rows into Salesforce goes through Bulk API 2.0 ingest jobs, not thousands of calls', async () => {
+    await sql(
+      `insert into leads (email, last_name, company) select 'lead' || g || '@example.com', 'Lead ' || g, 'Company ' || (g % 97) from generate_series(1, 5000) g`,
+    );
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'salesforce',
+      connectionItems: { accessToken: sim.token, instanceUrl: sim.url },
+    });
+    const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
+      .basePreviews as { remoteId: string }[];
+    const pgConn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: pgUrl },
+    });
+    const core = await api('POST', '/rest/core-bases', { name: 'Salesforce leads <-> leads' });
+    await api('POST', '/rest/external-bases', {
+      type: 'salesforce',
+      name: 'Salesforce',
+      remoteId: base?.remoteId,
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const full = await api('POST', '/rest/external-bases', {
+      type: 'postgresql',
+      name: 'Leads',
+      remoteId: 'public',
+      coreBaseId: core.id,
+      externalConnectionId: pgConn.id,
+      side: 'right',
+    });
+    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
+    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Leads') as Table;
+    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'leads') as Table;
+    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
+    await api('PATCH', `/rest/core-bases/${core.id}`, {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: lt.id,
+            rightTableId: rt.id,
+            matchOnFieldId: col(lt, 'Email'),
+            columnMappings: [
+              ['Email', 'email'],
+              ['Last Name', 'last_name'],
+              ['Company', 'company'],
+            ].map(([l, r]) => ({ leftColumnId: col(lt, l as string), rightColumnId: col(rt, r as string) })),
+          },
+        ],
+      },
+    });
+    const from = sim.requestLog.entries.length;
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await settle(core.id, () => sim.state.list('Lead').length >= 5000, 150_000);
+    await settle(core.id, () => true);
+    const calls = sim.requestLog.entries.slice(from);
+    const ingestJobs = calls.filter((e) => e.method === 'POST' && /\/jobs\/ingest\/?$/.test(e.path));
+    const collectionCreates = calls.filter(
+      (e) => e.method === 'POST' && /\/composite\/sobjects\/?$/.test(e.path),
+    );
+    // A chunk of up to 10,000 records is one ingest job: 5,000 rows are one job, in a handful of
+    // calls (create the job, upload the CSV, close it, poll it, read its results), where collection
+    // calls of 200 would have taken 25.
+    expect(ingestJobs).toHaveLength(1);
+    expect(collectionCreates).toHaveLength(0);
+    expect(calls.length).toBeLessThan(40);
+    const leads = sim.state.list('Lead').map((r) => (sim.state.image(r) as { Email?: string }).Email);
+    expect(new Set(leads).size).toBe(5000);
+    expect(await sql('select count(*)::int as n from leads')).toEqual([{ n: 5000 }]);
+    const links = await t.ctx.db
+      .selectFrom('core_meta_record')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('core_base_id', '=', core.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(links.n)).toBe(5000);
+    expect((await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed')).toEqual([]);
+  }, 240_000);
 });

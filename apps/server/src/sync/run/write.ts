@@ -1,4 +1,4 @@
-import type { WriteRequest } from '@lockstep/connectors';
+import type { TableConnector, WriteRequest } from '@lockstep/connectors';
 import { planWrites, type RecordData, type Shadow, type WriteOp } from '@lockstep/engine';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
@@ -12,6 +12,10 @@ import { type ApplyInput, bump, type Deps, pendingBatchKey, type RunContext, row
 
 /** Write batches of at most this many, so a page's batches can be pipelined (see applyResult). */
 export const PIPELINED_BATCH = 1000;
+
+/** A side's write batch: its connector's batch, pipelined, unless it writes big jobs cheaper whole. */
+export const writeBatchOf = (c: TableConnector) =>
+  c.capabilities.bulkWriteSize ?? Math.min(c.capabilities.batchSize, PIPELINED_BATCH);
 
 /**
  * Reconciles refused writes again, round after round (a round's own writes may be refused too, if
@@ -63,8 +67,8 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
   bump(counts, 'conflicts', result.stats.conflicts);
   const operations = await withoutDecidedDeletes(db, result.operations);
   const batches = planWrites(operations, {
-    left: Math.min(a.connectors.left.capabilities.batchSize, PIPELINED_BATCH),
-    right: Math.min(a.connectors.right.capabilities.batchSize, PIPELINED_BATCH),
+    left: writeBatchOf(a.connectors.left),
+    right: writeBatchOf(a.connectors.right),
   });
   // Pipelined: while one batch's links, shadows and operations are stored (Lockstep's database),
   // the next batch is recorded and written to the app. At most one batch's bookkeeping is in
