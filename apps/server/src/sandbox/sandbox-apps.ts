@@ -143,8 +143,14 @@ const MEMBERSTACK: SandboxApp = {
     'A simulated Memberstack app in test mode with members (names and companies in custom fields) and plans, running inside this server. Unlike a real test mode it is not limited to 50 members. Data resets when the server restarts.',
 };
 
-/** Sandboxes of one kind kept at once (one simulator per connect); beyond it the oldest is closed (its connection reports it gone). */
-const MAX_SHEETS_SANDBOXES = 100;
+/** Sandboxes of one app kept at once (one simulator per connect); beyond it the oldest is closed (its connection reports it gone). */
+const MAX_SANDBOXES_PER_APP = 100;
+
+/** Keeps a new sandbox's simulator in its app's list, closing the oldest beyond the cap. */
+async function keep<S extends { close(): Promise<void> }>(list: S[], sim: S) {
+  list.push(sim);
+  while (list.length > MAX_SANDBOXES_PER_APP) await list.shift()?.close();
+}
 
 /** An OAuth client of this server (its id and secret as the app knows them). */
 export type SandboxOAuthClient = { clientId: string; clientSecret: string };
@@ -319,8 +325,7 @@ export async function startSandboxApps(
         });
         sim.revokeToken(sim.token);
         sim.revokeToken(GOOGLE_SHEETS_DRIVE_TOKEN);
-        sheets.push(sim);
-        while (sheets.length > MAX_SHEETS_SANDBOXES) await sheets.shift()?.close();
+        await keep(sheets, sim);
         const sandbox = { baseUrl: sim.url, sandbox: 'true' };
         // Signed in with this server's Google client: its access tokens expire and are renewed.
         const items = googleClient
@@ -341,8 +346,7 @@ export async function startSandboxApps(
           defaultToken: false,
           tokens: [{ token, scopes: [...HUBSPOT_ALL_SCOPES] }],
         });
-        hubspots.push(sim);
-        while (hubspots.length > MAX_SHEETS_SANDBOXES) await hubspots.shift()?.close();
+        await keep(hubspots, sim);
         return {
           name: HUBSPOT.displayName,
           items: { accessToken: token, baseUrl: sim.url, sandbox: 'true' },
@@ -361,8 +365,7 @@ export async function startSandboxApps(
           companyId,
           companyDomain: `sandbox-${companyId}`,
         });
-        pipedrives.push(sim);
-        while (pipedrives.length > MAX_SHEETS_SANDBOXES) await pipedrives.shift()?.close();
+        await keep(pipedrives, sim);
         return {
           name: PIPEDRIVE.displayName,
           items: { apiToken: token, baseUrl: sim.url, sandbox: 'true' },
@@ -373,8 +376,7 @@ export async function startSandboxApps(
         // every scope; the simulator's well-known key is not registered.
         const token = randomBytes(32).toString('hex');
         const sim = await startAttioSimulator({ defaultToken: false, tokens: [{ token }] });
-        attios.push(sim);
-        while (attios.length > MAX_SHEETS_SANDBOXES) await attios.shift()?.close();
+        await keep(attios, sim);
         return {
           name: ATTIO.displayName,
           // The catalog's item (a secret, never shown back); the port also takes accessToken.
@@ -392,8 +394,7 @@ export async function startSandboxApps(
         });
         const token = `${sim.state.orgId.slice(0, 15)}!AQsandbox${secret()}`;
         sim.state.tokens.add({ token, scopes: ['api'], kind: 'pat', userId: sim.state.userId });
-        salesforces.push(sim);
-        while (salesforces.length > MAX_SHEETS_SANDBOXES) await salesforces.shift()?.close();
+        await keep(salesforces, sim);
         return {
           name: SALESFORCE.displayName,
           items: {
@@ -414,8 +415,7 @@ export async function startSandboxApps(
           tokens: [{ token }],
           tenant: { id: tenantId, subdomain: `sandbox-${tenantId}` },
         });
-        affinities.push(sim);
-        while (affinities.length > MAX_SHEETS_SANDBOXES) await affinities.shift()?.close();
+        await keep(affinities, sim);
         return {
           name: AFFINITY.displayName,
           items: { apiKey: token, baseUrl: sim.url, sandbox: 'true' },
@@ -427,8 +427,7 @@ export async function startSandboxApps(
         const token = randomBytes(32).toString('hex');
         // No OAuth app either: the simulator's default app would authorize its site to anyone.
         const sim = await startWebflowSimulator({ defaultToken: false, oauthApps: [], tokens: [{ token }] });
-        webflows.push(sim);
-        while (webflows.length > MAX_SHEETS_SANDBOXES) await webflows.shift()?.close();
+        await keep(webflows, sim);
         return {
           name: WEBFLOW.displayName,
           items: { apiToken: token, baseUrl: sim.url, sandbox: 'true' },
@@ -439,8 +438,7 @@ export async function startSandboxApps(
         // well-known test and live keys are not registered.
         const token = `sk_test_51Sandbox${randomBytes(40).toString('base64url').replaceAll(/[-_]/g, '0')}`;
         const sim = await startStripeSimulator({ defaultToken: false, tokens: [{ token }] });
-        stripes.push(sim);
-        while (stripes.length > MAX_SHEETS_SANDBOXES) await stripes.shift()?.close();
+        await keep(stripes, sim);
         return {
           name: STRIPE.displayName,
           items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
@@ -456,8 +454,7 @@ export async function startSandboxApps(
           tokens: [{ token }],
           sandboxMemberLimit: false,
         });
-        memberstacks.push(sim);
-        while (memberstacks.length > MAX_SHEETS_SANDBOXES) await memberstacks.shift()?.close();
+        await keep(memberstacks, sim);
         return {
           name: MEMBERSTACK.displayName,
           items: { secretKey: token, baseUrl: sim.url, sandbox: 'true' },
