@@ -524,7 +524,8 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       for (const o of objects) for (const id of mergedAway(o)) deleted.add(id);
       const hasMore = after !== undefined;
       const start = since as number;
-      // The first scan counts as a sweep: associations were read with every record.
+      // The first scan counts as a sweep (begun at its first answer, before the overlap was taken):
+      // associations were read with every record.
       const next: ReadCursor = hasMore
         ? { v: 1, mode: 'scan', after, since: start, pages }
         : {
@@ -533,7 +534,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
             since: start,
             next: start,
             stage: 'search',
-            swept: start,
+            swept: start + overlap,
             sweptPages: pages,
           };
       return {
@@ -592,7 +593,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         : {
             ...state,
             stage: 'search',
-            swept: start,
+            swept: start + overlap,
             sweptPages: pages,
             sweepAfter: undefined,
             sweepStart: undefined,
