@@ -731,3 +731,260 @@ describe('HubSpot batch create results out of order', () => {
     }
   });
 });
+
+describe('HubSpot associations as linked records', () => {
+  let sim: HubSpotSimulator;
+  let clock: ManualClock;
+  let connector: HubSpotConnector;
+  const COMPANIES = 'associations.companies';
+  const CONTACTS = 'associations.contacts';
+  beforeAll(async () => {
+    clock = new ManualClock();
+    sim = await startHubSpotSimulator({ clock, idSeed: 21, rateLimit: false });
+    connector = connectorFor(sim, { associationSweepMs: 600_000 });
+  });
+  afterAll(() => sim.close());
+  afterEach(() => sim.faults.clear());
+
+  const linked = (type: 'contacts' | 'companies' | 'deals', id: string, to: 'contacts' | 'companies') =>
+    sim.state.associated(type, id, to).map((a) => a.id);
+  const v4 = (sent: { url: URL; body: unknown }[], op: string) =>
+    sent.filter((e) => e.url.pathname.startsWith('/crm/v4/associations/') && e.url.pathname.endsWith(op));
+
+  it('offers a contact Companies, a deal Contacts and Companies (written) and a company Contacts (read-only)', async () => {
+    const fields = async (type: string) =>
+      Object.fromEntries((await connector.fieldsOf(type)).map((f) => [f.remoteId, f]));
+    const contact = await fields('contacts');
+    expect(contact[COMPANIES]).toMatchObject({
+      fieldType: 'relations',
+      readOnly: false,
+      options: { references: 'companies' },
+    });
+    expect((await fields('companies'))[CONTACTS]).toMatchObject({
+      fieldType: 'relations',
+      readOnly: true,
+      options: { references: 'contacts' },
+    });
+    const deal = await fields('deals');
+    expect(deal[CONTACTS]).toMatchObject({ readOnly: false, options: { references: 'contacts' } });
+    expect(deal[COMPANIES]).toMatchObject({ readOnly: false, options: { references: 'companies' } });
+    const port = createHubSpotPort({ apiUrl: sim.url });
+    const tables = await port.discoverSchema({ accessToken: sim.token }, String(sim.state.portalId));
+    expect(tables.find((t) => t.remoteId === 'deals')?.fields.map((f) => f.remoteId)).toEqual(
+      expect.arrayContaining([CONTACTS, COMPANIES]),
+    );
+  });
+
+  it('reads associations with every record: in the list pages of a scan (no extra request), batched v4 reads after a search', async () => {
+    const rec = recordFetch();
+    const scan = await readAll(connector, 'contacts', null, 500).finally(rec.restore);
+    expect(scan.records).toHaveLength(50);
+    for (const r of scan.records) expect(r.fields[COMPANIES]).toEqual(linked('contacts', r.id, 'companies'));
+    expect(scan.records.every((r) => (r.fields[COMPANIES] as string[]).length === 1)).toBe(true);
+    // The list pages carried them: not one association request for the scan.
+    expect(rec.sent.filter((e) => e.url.pathname.startsWith('/crm/v4/'))).toEqual([]);
+    expect(
+      rec.sent.every(
+        (e) =>
+          e.url.pathname !== '/crm/v3/objects/contacts' ||
+          e.url.searchParams.get('associations') === 'companies',
+      ),
+    ).toBe(true);
+
+    const deals = await readAll(connector, 'deals', null, 500);
+    const deal = deals.records[0]!;
+    expect(deal.fields[CONTACTS]).toEqual(linked('deals', deal.id, 'contacts'));
+    expect(deal.fields[COMPANIES]).toEqual(linked('deals', deal.id, 'companies'));
+    const companies = await readAll(connector, 'companies', null, 500);
+    const company = companies.records.find((r) => r.id === sim.crm!.companies[0])!;
+    expect((company.fields[CONTACTS] as string[]).length).toBe(5);
+
+    // Twenty contacts edited: one search, one batch read of them, one v4 association read for all.
+    clock.advance(60_000);
+    for (const id of sim.crm!.contacts.slice(0, 20)) sim.mutate('contacts', id, { jobtitle: 'Edited' });
+    clock.advance(5_000);
+    const rec2 = recordFetch();
+    const next = await readAll(connector, 'contacts', scan.cursor, 500).finally(rec2.restore);
+    expect(next.records).toHaveLength(20);
+    for (const r of next.records) expect(r.fields[COMPANIES]).toEqual(linked('contacts', r.id, 'companies'));
+    const reads = v4(rec2.sent, '/batch/read');
+    expect(reads).toHaveLength(1);
+    expect((reads[0]!.body as { inputs: unknown[] }).inputs).toHaveLength(20);
+    expect(rec2.sent.filter((e) => e.url.pathname.endsWith('/search'))).toHaveLength(1);
+
+    // readRecords (a retry, a record's status) carries them too.
+    const [one] = await connector.readRecords('contacts', [sim.crm!.contacts[3]!]);
+    expect(one?.fields[COMPANIES]).toEqual(linked('contacts', sim.crm!.contacts[3]!, 'companies'));
+  });
+
+  it('writes an update as the difference from what HubSpot holds: one archive, one associate/default, nothing when unchanged', async () => {
+    const [c1, c2] = sim.crm!.contacts.slice(30, 32) as [string, string];
+    const [x, y, z] = sim.crm!.companies.slice(6, 9) as [string, string, string];
+    const before1 = linked('contacts', c1, 'companies');
+    const rec = recordFetch();
+    const results = await connector
+      .write('contacts', [
+        // Moves to two other companies (its own one dropped).
+        { kind: 'update', remoteId: c1, fields: { [COMPANIES]: [x, y] }, idempotencyKey: 'a1' },
+        // Keeps its company, gains one, and a property changes in the same write.
+        {
+          kind: 'update',
+          remoteId: c2,
+          fields: { [COMPANIES]: [...linked('contacts', c2, 'companies'), z], jobtitle: 'Linked' },
+          idempotencyKey: 'a2',
+        },
+      ])
+      .finally(rec.restore);
+    expect(results.map((r) => r.ok)).toEqual([true, true]);
+    expect(linked('contacts', c1, 'companies')).toEqual([x, y].sort((a, b) => Number(a) - Number(b)));
+    expect(linked('contacts', c2, 'companies')).toContain(z);
+    expect(linked('companies', z, 'contacts')).toContain(c2);
+    expect(sim.state.get('contacts', c2)?.properties.get('jobtitle')).toBe('Linked');
+    const r1 = results[0] as Extract<(typeof results)[number], { ok: true }>;
+    expect(r1.postImage?.fields[COMPANIES]).toEqual([x, y].sort());
+    // One read of what HubSpot holds, one archive (c1's old company), one create for the three new links.
+    expect(v4(rec.sent, '/batch/read')).toHaveLength(1);
+    const archived = v4(rec.sent, '/batch/archive');
+    expect(archived.map((e) => e.body)).toEqual([
+      { inputs: [{ from: { id: c1 }, to: before1.map((id) => ({ id })) }] },
+    ]);
+    const made = v4(rec.sent, '/batch/associate/default');
+    expect(made).toHaveLength(1);
+    expect((made[0]!.body as { inputs: unknown[] }).inputs).toHaveLength(3);
+    // Only c2 had properties to write.
+    const updates = rec.sent.filter((e) => e.url.pathname === '/crm/v3/objects/contacts/batch/update');
+    expect(updates.map((e) => (e.body as { inputs: { id: string }[] }).inputs.map((i) => i.id))).toEqual([
+      [c2],
+    ]);
+
+    // The same lists again: read, compared, nothing written.
+    const rec2 = recordFetch();
+    const again = await connector
+      .write('contacts', [
+        { kind: 'update', remoteId: c1, fields: { [COMPANIES]: [y, x] }, idempotencyKey: 'a3' },
+      ])
+      .finally(rec2.restore);
+    expect(again[0]?.ok).toBe(true);
+    expect(v4(rec2.sent, '/batch/archive')).toEqual([]);
+    expect(v4(rec2.sent, '/batch/associate/default')).toEqual([]);
+  });
+
+  it('unassociates: an emptied list removes every association, on both sides', async () => {
+    const c = sim.crm!.contacts[33]!;
+    const company = linked('contacts', c, 'companies')[0]!;
+    const [result] = await connector.write('contacts', [
+      { kind: 'update', remoteId: c, fields: { [COMPANIES]: null }, idempotencyKey: 'un1' },
+    ]);
+    expect(result).toMatchObject({ ok: true, postImage: { fields: { [COMPANIES]: null } } });
+    expect(linked('contacts', c, 'companies')).toEqual([]);
+    expect(linked('companies', company, 'contacts')).not.toContain(c);
+  });
+
+  it('creates a deal with its contacts and companies in the create request', async () => {
+    const [contact] = sim.crm!.contacts.slice(34) as [string];
+    const company = sim.crm!.companies[2]!;
+    const rec = recordFetch();
+    const [created] = await connector
+      .write('deals', [
+        {
+          kind: 'create',
+          fields: { dealname: 'Linked deal', [CONTACTS]: [contact], [COMPANIES]: [company] },
+          idempotencyKey: 'deal-1',
+        },
+      ])
+      .finally(rec.restore);
+    expect(created?.ok).toBe(true);
+    const id = (created as Extract<typeof created, { ok: true }>).remoteId;
+    expect(linked('deals', id, 'contacts')).toEqual([contact]);
+    expect(linked('deals', id, 'companies')).toEqual([company]);
+    expect((created as Extract<typeof created, { ok: true }>).postImage?.fields).toMatchObject({
+      [CONTACTS]: [contact],
+      [COMPANIES]: [company],
+    });
+    expect(rec.sent.map((e) => e.url.pathname)).toEqual(['/crm/v3/objects/deals/batch/create']);
+  });
+
+  it('fails alone the record linked to a company that no longer exists; the others are linked', async () => {
+    const [c1, c2] = sim.crm!.contacts.slice(35, 37) as [string, string];
+    const gone = sim.create('companies', { name: 'Gone soon' }).id;
+    sim.archive('companies', gone);
+    const keep = sim.crm!.companies[9]!;
+    const had = linked('contacts', c1, 'companies');
+    const results = await connector.write('contacts', [
+      { kind: 'update', remoteId: c1, fields: { [COMPANIES]: [gone] }, idempotencyKey: 'bad1' },
+      { kind: 'update', remoteId: c2, fields: { [COMPANIES]: [keep] }, idempotencyKey: 'bad2' },
+      { kind: 'update', remoteId: '99999999', fields: { [COMPANIES]: [keep] }, idempotencyKey: 'bad3' },
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([false, true, false]);
+    expect(results[0]).toMatchObject({ ok: false, error: { code: 'validation' } });
+    expect((results[0] as { error: { userFacingMessage: string } }).error.userFacingMessage).toContain(gone);
+    expect(results[2]).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(linked('contacts', c2, 'companies')).toEqual([keep]);
+    // The failed record keeps the company it had: nothing of its write was made.
+    expect(linked('contacts', c1, 'companies')).toEqual(had);
+  });
+
+  it('leaves the read-only side alone: a company Contacts list in a write changes nothing', async () => {
+    const company = sim.crm!.companies[4]!;
+    const before = linked('companies', company, 'contacts');
+    const [r] = await connector.write('companies', [
+      {
+        kind: 'update',
+        remoteId: company,
+        fields: { [CONTACTS]: null, name: 'Renamed' },
+        idempotencyKey: 'ro1',
+      },
+    ]);
+    expect(r?.ok).toBe(true);
+    expect(linked('companies', company, 'contacts')).toEqual(before);
+  });
+
+  it('refuses an update whose expected associations HubSpot no longer holds (version_conflict, current with its associations)', async () => {
+    const c = sim.crm!.contacts[37]!;
+    const held = linked('contacts', c, 'companies');
+    const added = sim.crm!.companies[8]!;
+    sim.associate('contacts', c, 'companies', added);
+    const [r] = await connector.write('contacts', [
+      {
+        kind: 'update',
+        remoteId: c,
+        fields: { [COMPANIES]: null },
+        expected: { [COMPANIES]: held },
+        idempotencyKey: 'cf1',
+      },
+    ]);
+    expect(r).toMatchObject({ ok: false, error: { code: 'version_conflict' } });
+    expect((r as { current: { fields: Record<string, unknown> } }).current.fields[COMPANIES]).toEqual(
+      [...held, added].sort(),
+    );
+    expect(linked('contacts', c, 'companies')).toContain(added);
+  });
+
+  it('finds an association made in HubSpot, which moves no modified time, with the periodic sweep', async () => {
+    const scan = await readAll(connector, 'contacts', null, 500);
+    const c = sim.crm!.contacts[45]!;
+    const company = sim.crm!.companies[7]!;
+    clock.advance(60_000);
+    sim.associate('contacts', c, 'companies', company);
+    clock.advance(5_000);
+    // The search cannot see it: nothing was modified.
+    const quiet = await readAll(connector, 'contacts', scan.cursor, 500);
+    expect(quiet.records.find((r) => r.id === c)).toBeUndefined();
+    // Once the sweep is due (10 minutes here), the next read lists the type again with its associations.
+    clock.advance(600_000);
+    const tick = await readAll(connector, 'contacts', quiet.cursor, 500);
+    clock.advance(60_000);
+    const rec = recordFetch();
+    const swept = await readAll(connector, 'contacts', tick.cursor, 500).finally(rec.restore);
+    expect(swept.records.find((r) => r.id === c)?.fields[COMPANIES]).toContain(company);
+    expect(swept.records.length).toBeGreaterThanOrEqual(50);
+    const lists = rec.sent.filter(
+      (e) => e.method === 'GET' && e.url.searchParams.get('archived') === 'false',
+    );
+    expect(lists.length).toBeGreaterThan(0);
+    // The next read does not sweep again.
+    clock.advance(60_000);
+    const after = await readAll(connector, 'contacts', swept.cursor, 500);
+    expect(after.records).toEqual([]);
+  });
+});

@@ -39,6 +39,15 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../sdk/connector';
+import {
+  type AssociationChange,
+  type AssociationValues,
+  associationFieldsOf,
+  idsOf,
+  readAssociations,
+  relationValue,
+  writeAssociations,
+} from './associations';
 import { FULL_NAME, FULL_NAME_PARTS, joinName, splitName, withNameParts } from './full-name';
 import {
   createHubSpotClient,
@@ -59,6 +68,14 @@ export const HUBSPOT_SEARCH_PAGE_SIZE = 200;
 export const HUBSPOT_SEARCH_RESULT_CAP = 10_000;
 /** How far each incremental read reaches back before the previous read's start. */
 export const HUBSPOT_READ_OVERLAP_MS = 30_000;
+/**
+ * How often a type with association fields is read whole again (its list, associations included):
+ * HubSpot does not document that an association change moves a record's last-modified time, so the
+ * incremental search cannot be trusted to find one. At least this long apart, and at least 6 s per
+ * list page the last sweep took (a sweep never spends more than ~14,400 requests a day per table).
+ */
+export const HUBSPOT_ASSOCIATION_SWEEP_MS = 15 * 60_000;
+export const HUBSPOT_SWEEP_MS_PER_PAGE = 6_000;
 
 export type HubSpotProperty = {
   name: string;
@@ -150,7 +167,7 @@ export function fromCanonical(p: HubSpotProperty, value: CanonicalValue): string
   }
 }
 
-type ScanCursor = { v: 1; mode: 'scan'; after?: string; since: number };
+type ScanCursor = { v: 1; mode: 'scan'; after?: string; since: number; pages?: number };
 type ChangesCursor = {
   v: 1;
   mode: 'changes';
@@ -158,9 +175,18 @@ type ChangesCursor = {
   since: number;
   /** The next read's lower bound: this read's start (server time) minus the overlap. */
   next: number;
-  /** A read is under way (its search or archived listing continues on the next page). */
+  /** A read is under way (its sweep, search or archived listing continues on the next page). */
   active?: true;
-  stage: 'search' | 'archived';
+  /** This read's first answer has not fixed `next` yet. */
+  unfixed?: true;
+  stage: 'sweep' | 'search' | 'archived';
+  /** When the last whole read (the first scan or a sweep) began, and how many list pages it took. */
+  swept?: number;
+  sweptPages?: number;
+  /** Paging of a sweep under way: where its list continues, when it began, pages so far. */
+  sweepAfter?: string;
+  sweepStart?: number;
+  sweepPages?: number;
   /** Where the current search query starts: the last modification time the previous page reached. */
   from?: number;
   /** How many records of the query's first millisecond were read already (they sort first). */
@@ -186,6 +212,8 @@ function decode(s: string | null): ReadCursor | null {
 type ApiObject = {
   id: string;
   properties: Record<string, string | null>;
+  /** A list page's `associations=`: per object type, the associated ids (paged past a limit). */
+  associations?: Record<string, { results?: { id: string }[]; paging?: { next?: { after?: string } } }>;
   createdAt?: string;
   updatedAt?: string;
   archived?: boolean;
@@ -222,6 +250,8 @@ export type HubSpotConnectorOptions = Omit<HubSpotClientOptions, 'token'> & {
   maxUrlProperties?: number;
   /** Search page size (HubSpot's maximum, 200). */
   searchPageSize?: number;
+  /** How often a type with associations is swept (15 minutes; see HUBSPOT_ASSOCIATION_SWEEP_MS). */
+  associationSweepMs?: number;
   now?: () => number;
 };
 
@@ -247,8 +277,11 @@ export const HUBSPOT_CAPABILITIES: Capabilities = {
 
 const SCHEMA_MAX_AGE_MS = 60_000;
 
-/** Discovered fields of a type: synced properties (not hidden or archived), canonically typed. */
-export function hubspotFields(properties: HubSpotProperty[]): HubSpotField[] {
+/**
+ * Discovered fields of a type: synced properties (not hidden or archived), canonically typed, and
+ * (given the type) its associations as linked-record fields (associations.ts).
+ */
+export function hubspotFields(properties: HubSpotProperty[], type?: string): HubSpotField[] {
   const fields = properties.flatMap((p): HubSpotField[] => {
     const fieldType = canonicalType(p);
     if (!fieldType || p.hidden || p.archived) return [];
@@ -280,6 +313,14 @@ export function hubspotFields(properties: HubSpotProperty[]): HubSpotField[] {
       readOnly: false,
       options: { hubspotType: 'string', madeOf: [...FULL_NAME_PARTS] },
     });
+  for (const a of type ? associationFieldsOf(type) : [])
+    fields.push({
+      remoteId: a.field,
+      name: a.name,
+      fieldType: 'relations',
+      readOnly: !a.writable,
+      options: { references: a.to, hubspotAssociation: { to: a.to, typeId: a.typeId } },
+    });
   return fields;
 }
 
@@ -290,6 +331,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
   const cap = options.searchResultCap ?? HUBSPOT_SEARCH_RESULT_CAP;
   const searchPage = Math.max(1, Math.min(options.searchPageSize ?? HUBSPOT_SEARCH_PAGE_SIZE, 200));
   const maxUrlProperties = options.maxUrlProperties ?? 3_000;
+  const sweepMs = options.associationSweepMs ?? HUBSPOT_ASSOCIATION_SWEEP_MS;
   const idempotent = new Map<string, string>();
   const schemas = new Map<string, { at: number; properties: HubSpotProperty[] }>();
 
@@ -364,6 +406,97 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     };
   }
 
+  /**
+   * Records with their association fields: a list page's own `associations=` where it holds them
+   * all, the v4 batch read (1,000 ids a request) for the rest (search hits, reads by id, a record
+   * whose associations page past the list's).
+   */
+  async function recordsOf(
+    tableId: string,
+    props: HubSpotProperty[],
+    objects: ApiObject[],
+    listed = false,
+  ): Promise<RecordData[]> {
+    const links = associationFieldsOf(tableId);
+    const records = objects.map((o) => toRecord(props, o));
+    if (links.length === 0 || objects.length === 0) return records;
+    const partial = (o: ApiObject) =>
+      !listed || links.some((l) => o.associations?.[l.to]?.paging?.next?.after !== undefined);
+    const ask = objects.filter(partial).map((o) => String(o.id));
+    const read_ = ask.length > 0 ? await readAssociations(client, typeOf(tableId), ask, links) : new Map();
+    const asked = new Set(ask);
+    objects.forEach((o, k) => {
+      const r = records[k] as RecordData;
+      for (const l of links) {
+        const ids = asked.has(String(o.id))
+          ? read_.get(l.field)?.get(String(o.id))
+          : o.associations?.[l.to]?.results?.map((x) => String(x.id));
+        r.fields[l.field] = relationValue(ids);
+      }
+    });
+    return records;
+  }
+
+  /** The `associations=` a list page asks for (the types this one links to). */
+  const listAssociations = (tableId: string) => {
+    const to = associationFieldsOf(tableId).map((l) => l.to);
+    return to.length > 0 ? to.join(',') : undefined;
+  };
+
+  /**
+   * One list page (GET, `after`): records with their properties and associations. Portals with
+   * hundreds of properties make a URL too long to send: the page's ids are then listed alone and
+   * its records read by id with the properties in a POST body.
+   */
+  async function listPage(
+    tableId: string,
+    names: string[],
+    limit: number,
+    after: string | undefined,
+  ): Promise<{ objects: ApiObject[]; after: string | undefined; headers: Headers }> {
+    const type = typeOf(tableId);
+    const byId = names.join(',').length > maxUrlProperties;
+    const res = await client.request<{ results: ApiObject[]; paging?: { next?: { after?: string } } }>({
+      method: 'GET',
+      path: `/crm/v3/objects/${type}`,
+      query: {
+        limit,
+        properties: byId ? 'hs_object_id' : names.join(','),
+        associations: listAssociations(tableId),
+        archived: 'false',
+        after,
+      },
+    });
+    let objects = res.body.results;
+    if (byId) {
+      const live = new Map(
+        (
+          await batchRead(
+            type,
+            objects.map((o) => String(o.id)),
+            names,
+          )
+        ).map((o) => [String(o.id), o]),
+      );
+      // One archived or merged between the two requests is left out (the next read reports it).
+      objects = objects.flatMap((o) => {
+        const l = live.get(String(o.id));
+        return l ? [{ ...l, ...(o.associations ? { associations: o.associations } : {}) }] : [];
+      });
+    }
+    return { objects, after: res.body.paging?.next?.after, headers: res.headers };
+  }
+
+  /**
+   * Whether a read starting from an idle cursor sweeps first (see HUBSPOT_ASSOCIATION_SWEEP_MS).
+   * Times are HubSpot's (its Date header): the previous read began at `next` plus the overlap.
+   */
+  function sweepDue(tableId: string, c: ChangesCursor): boolean {
+    if (associationFieldsOf(tableId).length === 0) return false;
+    const every = Math.max(sweepMs, (c.sweptPages ?? 0) * HUBSPOT_SWEEP_MS_PER_PAGE);
+    return c.next + overlap - (c.swept ?? 0) >= every;
+  }
+
   async function read(tableId: string, cursor: string | null, opts: { pageSize: number }): Promise<ReadPage> {
     const type = typeOf(tableId);
     const { props, names } = await readProps(tableId);
@@ -375,47 +508,37 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       const objects: ApiObject[] = [];
       let after = c?.after;
       let since = c?.since;
-      // Portals with hundreds of properties make a URL too long to send: the page's ids are then
-      // listed alone and its records read by id with the properties in a POST body.
-      const byId = names.join(',').length > maxUrlProperties;
+      let pages = c?.pages ?? 0;
       do {
-        const res = await client.request<{ results: ApiObject[]; paging?: { next?: { after?: string } } }>({
-          method: 'GET',
-          path: `/crm/v3/objects/${type}`,
-          query: {
-            limit: Math.min(HUBSPOT_MAX_PAGE_SIZE, want - objects.length),
-            properties: byId ? 'hs_object_id' : names.join(','),
-            archived: 'false',
-            after,
-          },
-        });
-        since ??= serverTime(res.headers) - overlap;
-        if (byId) {
-          const live = new Map(
-            (
-              await batchRead(
-                type,
-                res.body.results.map((o) => String(o.id)),
-                names,
-              )
-            ).map((o) => [String(o.id), o]),
-          );
-          // One archived or merged between the two requests is left out (the next read reports it).
-          for (const o of res.body.results) {
-            const l = live.get(String(o.id));
-            if (l) objects.push(l);
-          }
-        } else objects.push(...res.body.results);
-        after = res.body.paging?.next?.after;
+        const page = await listPage(
+          tableId,
+          names,
+          Math.min(HUBSPOT_MAX_PAGE_SIZE, want - objects.length),
+          after,
+        );
+        since ??= serverTime(page.headers) - overlap;
+        pages++;
+        objects.push(...page.objects);
+        after = page.after;
       } while (after && objects.length < want);
       for (const o of objects) for (const id of mergedAway(o)) deleted.add(id);
       const hasMore = after !== undefined;
       const start = since as number;
+      // The first scan counts as a sweep (begun at its first answer, before the overlap was taken):
+      // associations were read with every record.
       const next: ReadCursor = hasMore
-        ? { v: 1, mode: 'scan', after, since: start }
-        : { v: 1, mode: 'changes', since: start, next: start, stage: 'search' };
+        ? { v: 1, mode: 'scan', after, since: start, pages }
+        : {
+            v: 1,
+            mode: 'changes',
+            since: start,
+            next: start,
+            stage: 'search',
+            swept: start + overlap,
+            sweptPages: pages,
+          };
       return {
-        records: objects.map((o) => toRecord(props, o)),
+        records: await recordsOf(tableId, props, objects, true),
         deletedIds: [...deleted],
         nextCursor: encode(next),
         hasMore,
@@ -424,18 +547,65 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     }
 
     // Incremental. An idle cursor (the previous read finished) starts a new read from where that
-    // read began (minus the overlap); an active one continues this read's search or archived listing.
+    // read began (minus the overlap), first sweeping the whole type when that is due; an active one
+    // continues this read's sweep, search or archived listing.
     let state: ChangesCursor = c.active
       ? c
-      : { v: 1, mode: 'changes', since: c.next, next: c.next, active: true, stage: 'search' };
-    const fresh = !c.active;
-    const records: RecordData[] = [];
+      : {
+          ...c,
+          since: c.next,
+          active: true,
+          unfixed: true,
+          stage: sweepDue(tableId, c) ? 'sweep' : 'search',
+          from: undefined,
+          after: undefined,
+          archivedAfter: undefined,
+        };
+    /** The first answer of a read fixes (by server time) where the next read begins. */
+    const fix = (headers: Headers) => {
+      if (!state.unfixed) return;
+      const { unfixed: _, ...rest } = state;
+      state = { ...rest, next: serverTime(headers) - overlap };
+    };
+    const objects: ApiObject[] = [];
+    const listed: ApiObject[] = [];
     const seen = new Set<string>();
+
+    // A sweep: the whole list again, associations included (they change without a modification
+    // time the search could find). The search that follows still starts at `since`.
+    while (state.stage === 'sweep' && listed.length < want) {
+      const page = await listPage(
+        tableId,
+        names,
+        Math.min(HUBSPOT_MAX_PAGE_SIZE, want - listed.length),
+        state.sweepAfter,
+      );
+      fix(page.headers);
+      const start = state.sweepStart ?? serverTime(page.headers);
+      const pages = (state.sweepPages ?? 0) + 1;
+      for (const o of page.objects) {
+        for (const id of mergedAway(o)) deleted.add(id);
+        seen.add(String(o.id));
+        listed.push(o);
+      }
+      state = page.after
+        ? { ...state, sweepAfter: page.after, sweepStart: start, sweepPages: pages }
+        : {
+            ...state,
+            stage: 'search',
+            swept: start + overlap,
+            sweptPages: pages,
+            sweepAfter: undefined,
+            sweepStart: undefined,
+            sweepPages: undefined,
+          };
+    }
+
     const lastMod = lastModifiedProperty(tableId);
-    while (state.stage === 'search' && records.length < want) {
+    while (state.stage === 'search' && listed.length + objects.length < want) {
       const from = state.from ?? state.since;
       const offset = state.after ?? 0;
-      const limit = Math.max(1, Math.min(searchPage, want - records.length, cap - offset));
+      const limit = Math.max(1, Math.min(searchPage, want - listed.length - objects.length, cap - offset));
       const res = await client.request<{
         total?: number;
         results: ApiObject[];
@@ -453,9 +623,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         // A search changes nothing: safe to send again.
         idempotent: true,
       });
-      // The first request of a read fixes (by server time) where the next read begins.
-      if (fresh && records.length === 0 && offset === 0 && state.from === undefined)
-        state = { ...state, next: serverTime(res.headers) - overlap };
+      fix(res.headers);
       // Search answers from its lagging index: a record written in the last seconds can come back
       // with its previous values (Lockstep's own write undone, to the engine's eyes). The values are
       // read live by id (batch/read); an id no longer there under its own id (archived, merged) is
@@ -476,7 +644,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         if (!now_ || seen.has(String(o.id))) continue;
         seen.add(String(o.id));
         for (const id of mergedAway(now_)) deleted.add(id);
-        records.push(toRecord(props, now_));
+        objects.push(now_);
       }
       const nextAfter = res.body.paging?.next?.after;
       if (nextAfter === undefined || res.body.results.length === 0) {
@@ -505,7 +673,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     }
 
     let finished = false;
-    if (state.stage === 'archived' && records.length < want) {
+    if (state.stage === 'archived' && listed.length + objects.length < want) {
       // The archived listing has no time filter: its pages are walked, keeping what was archived
       // since this read's lower bound (at most 50 pages a call; the cursor keeps the place).
       let after = state.archivedAfter;
@@ -515,6 +683,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
           path: `/crm/v3/objects/${type}`,
           query: { limit: HUBSPOT_MAX_PAGE_SIZE, archived: 'true', properties: 'hs_object_id', after },
         });
+        fix(res.headers);
         for (const o of res.body.results) {
           const at = Date.parse(o.archivedAt ?? o.updatedAt ?? '');
           if (Number.isNaN(at) || at >= state.since) deleted.add(String(o.id));
@@ -525,9 +694,21 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       if (after) state = { ...state, archivedAfter: after };
       else {
         finished = true;
-        state = { v: 1, mode: 'changes', since: state.next, next: state.next, stage: 'search' };
+        state = {
+          v: 1,
+          mode: 'changes',
+          since: state.next,
+          next: state.next,
+          stage: 'search',
+          ...(state.swept !== undefined ? { swept: state.swept } : {}),
+          ...(state.sweptPages !== undefined ? { sweptPages: state.sweptPages } : {}),
+        };
       }
     }
+    const records = [
+      ...(await recordsOf(tableId, props, listed, true)),
+      ...(await recordsOf(tableId, props, objects)),
+    ];
     // A record read in this page is not deleted (a restored or re-created id).
     for (const r of records) deleted.delete(r.id);
     return {
@@ -637,22 +818,44 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
    * read and the write (milliseconds), not the search index's lag.
    */
   async function changedSince(
-    type: string,
+    tableId: string,
     all: HubSpotProperty[],
     props: HubSpotProperty[],
     names: string[],
     items: { id: string; expected?: Record<string, CanonicalValue> }[],
-    every = false,
-  ): Promise<{ changed: Map<string, RecordData | null>; present: Set<string> }> {
+    opts: { every?: boolean; associationsOf?: string[] } = {},
+  ): Promise<{
+    changed: Map<string, RecordData | null>;
+    present: Set<string>;
+    associations: AssociationValues;
+  }> {
+    const type = typeOf(tableId);
+    const links = associationFieldsOf(tableId);
+    const linkOf = (name: string) => links.find((l) => l.field === name);
     const checked = items.filter((x) => x.expected && Object.keys(x.expected).length > 0);
     const out = new Map<string, RecordData | null>();
-    const toRead = every ? items : checked;
-    if (toRead.length === 0) return { changed: out, present: new Set() };
+    const toRead = opts.every
+      ? items
+      : [...checked, ...(opts.associationsOf ?? []).map((id) => ({ id, expected: undefined }))];
+    if (toRead.length === 0) return { changed: out, present: new Set(), associations: new Map() };
     const wanted = withNameParts([
-      ...new Set([...names, ...checked.flatMap((x) => Object.keys(x.expected ?? {}))]),
+      ...new Set([
+        ...names,
+        ...checked.flatMap((x) => Object.keys(x.expected ?? {})).filter((n) => !linkOf(n)),
+      ]),
     ]);
     const objects = await batchRead(type, [...new Set(toRead.map((x) => x.id))], wanted);
     const byId = new Map(objects.map((o) => [String(o.id), o]));
+    // Associations of the records whose expected values name one, and of those a write changes.
+    const ask = new Set(
+      [
+        ...checked.filter((x) => Object.keys(x.expected ?? {}).some((n) => linkOf(n))).map((x) => x.id),
+        ...(opts.associationsOf ?? []),
+      ].filter((id) => byId.has(id)),
+    );
+    const associations =
+      ask.size > 0 ? await readAssociations(client, type, [...ask], links) : (new Map() as AssociationValues);
+    const stale: ApiObject[] = [];
     for (const x of checked) {
       const o = byId.get(x.id);
       // Not found under its own id: archived, or merged into another record.
@@ -661,11 +864,21 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         continue;
       }
       for (const [name, expected] of Object.entries(x.expected ?? {})) {
+        const link = linkOf(name);
+        if (link) {
+          const want = normalizeValue('relations', expected ?? null);
+          const now = relationValue(associations.get(link.field)?.get(x.id));
+          if (!want.ok || !valuesEqual(want.value, now)) {
+            stale.push(o);
+            break;
+          }
+          continue;
+        }
         if (name === FULL_NAME) {
           const want = normalizeValue('text', expected ?? null);
           const now = joinName(o.properties.firstname, o.properties.lastname);
           if (!want.ok || !valuesEqual(want.value, now)) {
-            out.set(x.id, toRecord(props, o));
+            stale.push(o);
             break;
           }
           continue;
@@ -675,12 +888,31 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
         if (!p || !type_) continue;
         const want = normalizeValue(type_, expected ?? null);
         if (!want.ok || !valuesEqual(want.value, toCanonical(p, o.properties[name]))) {
-          out.set(x.id, toRecord(props, o));
+          stale.push(o);
           break;
         }
       }
     }
-    return { changed: out, present: new Set(byId.keys()) };
+    // What a changed record holds now, associations included (the runtime compares it whole).
+    if (stale.length > 0) {
+      const missing = stale.map((o) => String(o.id)).filter((id) => !ask.has(id));
+      if (missing.length > 0 && links.length > 0) {
+        const more = await readAssociations(client, type, missing, links);
+        for (const [field, byRecord] of more)
+          for (const [id, ids] of byRecord) {
+            if (!associations.has(field)) associations.set(field, new Map());
+            associations.get(field)?.set(id, ids);
+          }
+        for (const id of missing) ask.add(id);
+      }
+      for (const o of stale) {
+        const r = toRecord(props, o);
+        for (const l of links)
+          r.fields[l.field] = relationValue(associations.get(l.field)?.get(String(o.id)));
+        out.set(String(o.id), r);
+      }
+    }
+    return { changed: out, present: new Set(byId.keys()), associations };
   }
 
   function conflict(tableId: string, id: string, current: RecordData | null): WriteResult {
@@ -700,6 +932,15 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     const all = await describe(tableId);
     const { props, names } = await readProps(tableId);
     const results: WriteResult[] = new Array(requests.length);
+    // Association fields this side writes (the read-only side of a link is left alone, as a
+    // read-only property is).
+    const writable = associationFieldsOf(tableId).filter((l) => l.writable);
+    const linksIn = (fields: Record<string, CanonicalValue>) => writable.filter((l) => l.field in fields);
+    /** A postImage's association fields: the lists as written. */
+    const withLinks = (r: RecordData, fields: Record<string, CanonicalValue>): RecordData => {
+      for (const l of linksIn(fields)) r.fields[l.field] = relationValue(idsOf(fields[l.field]));
+      return r;
+    };
     const notFound = (id: string) =>
       failure(
         new ConnectorError(
@@ -719,9 +960,21 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       if (kind === 'create') {
         const pending = group.filter(({ r }) => !idempotent.has(r.idempotencyKey));
         const done = await batched(pending, async (chunk) => {
-          const inputs = chunk.map(({ r }) => ({
-            properties: propsFor(all, (r as Extract<WriteRequest, { kind: 'create' }>).fields),
-          }));
+          // A new record's associations go in its create (HubSpot's unlabeled type for each link):
+          // made with the record, or refused with it.
+          const inputs = chunk.map(({ r }) => {
+            const fields = (r as Extract<WriteRequest, { kind: 'create' }>).fields;
+            const associations = linksIn(fields).flatMap((l) =>
+              idsOf(fields[l.field]).map((id) => ({
+                to: { id },
+                types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: l.typeId }],
+              })),
+            );
+            return {
+              properties: propsFor(all, fields),
+              ...(associations.length > 0 ? { associations } : {}),
+            };
+          });
           // Not idempotent: sent twice it would create twice (HubSpot has no idempotency key).
           const res = await client.request<BatchResponse>({
             method: 'POST',
@@ -735,82 +988,130 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
             const o = order[k];
             if (!o) return notFound(`(create ${k + 1} of ${chunk.length})`);
             idempotent.set(r.idempotencyKey, String(o.id));
-            return { ok: true as const, remoteId: String(o.id), postImage: toRecord(props, o, true) };
+            const fields = (r as Extract<WriteRequest, { kind: 'create' }>).fields;
+            return {
+              ok: true as const,
+              remoteId: String(o.id),
+              postImage: withLinks(toRecord(props, o, true), fields),
+            };
           });
         });
         const byKey = new Map(pending.map(({ r }, k) => [r.idempotencyKey, done[k]!]));
         const retried = group.filter(({ r }) => !byKey.has(r.idempotencyKey));
         // A retried create: answered with the record made the first time.
-        const again = new Map<string, ApiObject>();
+        const again = new Map<string, RecordData>();
         if (retried.length > 0) {
           const ids = retried.map(({ r }) => idempotent.get(r.idempotencyKey) as string);
-          for (const o of await batchRead(type, ids, names)) again.set(String(o.id), o);
+          for (const rec of await recordsOf(tableId, props, await batchRead(type, ids, names)))
+            again.set(rec.id, rec);
         }
         groupResults = group.map(({ r }) => {
           const fresh = byKey.get(r.idempotencyKey);
           if (fresh) return fresh;
           const id = idempotent.get(r.idempotencyKey) as string;
-          const o = again.get(id);
-          return o ? { ok: true as const, remoteId: id, postImage: toRecord(props, o) } : notFound(id);
+          const rec = again.get(id);
+          return rec ? { ok: true as const, remoteId: id, postImage: rec } : notFound(id);
         });
       } else if (kind === 'update') {
         groupResults = await batched(group, async (whole) => {
-          const { changed: stale } = await changedSince(
-            type,
+          const upd = (r: WriteRequest) => r as Extract<WriteRequest, { kind: 'update' }>;
+          // Records whose associations this write sets: what HubSpot holds now is read with the
+          // check (one v4 batch read per link), and only the difference is written.
+          const linking = whole
+            .filter(({ r }) => linksIn(upd(r).fields).length > 0)
+            .map(({ r }) => upd(r).remoteId);
+          const {
+            changed: stale,
+            present,
+            associations: live,
+          } = await changedSince(
+            tableId,
             all,
             props,
             names,
-            whole.map(({ r }) => {
-              const u = r as Extract<WriteRequest, { kind: 'update' }>;
-              return { id: u.remoteId, ...(u.expected ? { expected: u.expected } : {}) };
-            }),
+            whole.map(({ r }) => ({
+              id: upd(r).remoteId,
+              ...(upd(r).expected ? { expected: upd(r).expected } : {}),
+            })),
+            { associationsOf: linking },
           );
-          const chunk = whole.filter(
-            ({ r }) => !stale.has((r as Extract<WriteRequest, { kind: 'update' }>).remoteId),
-          );
-          const inputs = chunk.map(({ r }) => {
-            const u = r as Extract<WriteRequest, { kind: 'update' }>;
-            return { id: u.remoteId, properties: propsFor(all, u.fields) };
-          });
-          if (inputs.length === 0)
-            return whole.map(({ r }) => {
-              const id = (r as Extract<WriteRequest, { kind: 'update' }>).remoteId;
-              return conflict(tableId, id, stale.get(id) ?? null);
+          const chunk = whole.filter(({ r }) => !stale.has(upd(r).remoteId));
+          // An update that sets associations only sends no properties (HubSpot keeps its modified time).
+          const linkOnly = (u: Extract<WriteRequest, { kind: 'update' }>) =>
+            linksIn(u.fields).length > 0 && Object.keys(propsFor(all, u.fields)).length === 0;
+          const inputs = chunk
+            .filter(({ r }) => !linkOnly(upd(r)))
+            .map(({ r }) => ({ id: upd(r).remoteId, properties: propsFor(all, upd(r).fields) }));
+          const written = new Map<string, WriteResult>();
+          if (inputs.length > 0) {
+            // The same values set twice: safe to retry.
+            const res = await client.request<BatchResponse>({
+              method: 'POST',
+              path: `/crm/v3/objects/${type}/batch/update`,
+              body: { inputs },
+              idempotent: true,
             });
-          // The same values set twice: safe to retry.
-          const res = await client.request<BatchResponse>({
-            method: 'POST',
-            path: `/crm/v3/objects/${type}/batch/update`,
-            body: { inputs },
-            idempotent: true,
-          });
-          const byId = new Map(res.body.results.map((o) => [String(o.id), o]));
-          const missing = new Set(
-            (res.body.errors ?? []).flatMap((e) => (e.context?.ids as string[] | undefined) ?? []),
-          );
-          const errorFor = (id: string) =>
-            (res.body.errors ?? []).find((e) =>
-              ((e.context?.ids as string[] | undefined) ?? []).includes(id),
+            const byId = new Map(res.body.results.map((o) => [String(o.id), o]));
+            const missing = new Set(
+              (res.body.errors ?? []).flatMap((e) => (e.context?.ids as string[] | undefined) ?? []),
             );
-          // Results HubSpot gave under another id (an update of a merged-away id lands on the merge).
-          const others = res.body.results.filter((o) => !inputs.some((x) => x.id === String(o.id)));
-          const written = inputs.map(({ id }): WriteResult => {
-            const o = byId.get(id);
-            if (o) return { ok: true as const, remoteId: id, postImage: toRecord(props, o, true) };
-            if (missing.has(id)) {
-              const e = errorFor(id);
-              return failure(mapHubSpotError(404, e ?? { category: 'OBJECT_NOT_FOUND' }));
+            const errorFor = (id: string) =>
+              (res.body.errors ?? []).find((e) =>
+                ((e.context?.ids as string[] | undefined) ?? []).includes(id),
+              );
+            // Results HubSpot gave under another id (an update of a merged-away id lands on the merge).
+            const others = res.body.results.filter((o) => !inputs.some((x) => x.id === String(o.id)));
+            for (const { id } of inputs) {
+              const o = byId.get(id);
+              if (o)
+                written.set(id, { ok: true as const, remoteId: id, postImage: toRecord(props, o, true) });
+              else if (missing.has(id)) {
+                const e = errorFor(id);
+                written.set(id, failure(mapHubSpotError(404, e ?? { category: 'OBJECT_NOT_FOUND' })));
+              } else {
+                const moved = others.shift();
+                written.set(
+                  id,
+                  moved
+                    ? { ok: true as const, remoteId: id, postImage: toRecord(props, moved, true) }
+                    : notFound(id),
+                );
+              }
             }
-            const moved = others.shift();
-            return moved
-              ? { ok: true as const, remoteId: id, postImage: toRecord(props, moved, true) }
-              : notFound(id);
-          });
+          }
+          for (const { r } of chunk) {
+            const id = upd(r).remoteId;
+            if (!linkOnly(upd(r))) continue;
+            written.set(
+              id,
+              present.has(id)
+                ? { ok: true as const, remoteId: id, postImage: { id, fields: {} } }
+                : notFound(id),
+            );
+          }
+          // The associations: the new lists against what HubSpot holds, for the records written.
+          const changes: AssociationChange[] = [];
+          for (const { r } of chunk) {
+            const u = upd(r);
+            if (!written.get(u.remoteId)?.ok) continue;
+            for (const l of linksIn(u.fields)) {
+              const want = new Set(idsOf(u.fields[l.field]));
+              const now = new Set(live.get(l.field)?.get(u.remoteId) ?? []);
+              const add = [...want].filter((x) => !now.has(x));
+              const remove = [...now].filter((x) => !want.has(x));
+              if (add.length > 0 || remove.length > 0)
+                changes.push({ id: u.remoteId, field: l, add, remove });
+            }
+          }
+          const refused = changes.length > 0 ? await writeAssociations(client, type, changes) : new Map();
           return whole.map(({ r }) => {
-            const id = (r as Extract<WriteRequest, { kind: 'update' }>).remoteId;
-            return stale.has(id)
-              ? conflict(tableId, id, stale.get(id) ?? null)
-              : (written.shift() as WriteResult);
+            const u = upd(r);
+            if (stale.has(u.remoteId)) return conflict(tableId, u.remoteId, stale.get(u.remoteId) ?? null);
+            const e = refused.get(u.remoteId);
+            if (e) return failure(e);
+            const result = written.get(u.remoteId) ?? notFound(u.remoteId);
+            if (result.ok && result.postImage) withLinks(result.postImage, u.fields);
+            return result;
           });
         });
       } else {
@@ -819,7 +1120,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
           // Every id is read first: one gone already (archived, or merged into another record, whose
           // id a write would land on) is not archived again; one edited since it was read is spared.
           const { changed, present } = await changedSince(
-            type,
+            tableId,
             all,
             props,
             names,
@@ -827,7 +1128,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
               id: del(r).remoteId,
               ...(del(r).expected ? { expected: del(r).expected } : {}),
             })),
-            true,
+            { every: true },
           );
           const spared = new Set([...changed].filter(([, current]) => current !== null).map(([id]) => id));
           const archive = whole.filter(
@@ -860,7 +1161,7 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
     client,
     describe,
     async fieldsOf(type) {
-      return hubspotFields(await describe(type));
+      return hubspotFields(await describe(type), type);
     },
     read,
     write,
@@ -870,7 +1171,11 @@ export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpo
       const objects = await batchRead(typeOf(tableId), [...new Set(ids)], names);
       // A merged-away id resolves to the merge: only the records asked for by their own id.
       const wanted = new Set(ids);
-      return objects.filter((o) => wanted.has(String(o.id))).map((o) => toRecord(props, o));
+      return recordsOf(
+        tableId,
+        props,
+        objects.filter((o) => wanted.has(String(o.id))),
+      );
     },
   };
 }

@@ -1,3 +1,10 @@
+export {
+  associationFieldsOf,
+  HUBSPOT_ASSOCIATION_READ_BATCH,
+  HUBSPOT_ASSOCIATION_WRITE_BATCH,
+  HUBSPOT_ASSOCIATIONS,
+  type HubSpotAssociationField,
+} from './associations';
 export { FULL_NAME, FULL_NAME_PARTS, joinName, splitName } from './full-name';
 export {
   createHubSpotClient,
@@ -17,6 +24,7 @@ export {
   canonicalType,
   createHubSpotConnector,
   fromCanonical,
+  HUBSPOT_ASSOCIATION_SWEEP_MS,
   HUBSPOT_BATCH_SIZE,
   HUBSPOT_CAPABILITIES,
   HUBSPOT_MAX_PAGE_SIZE,

@@ -42,6 +42,8 @@ export type HubSpotSettings = ApiUrlSettings & {
     HubSpotClientOptions,
     'rateLimitWaitMs' | 'maxAttempts' | 'maxRetryAfterMs' | 'sleep' | 'perTenSeconds' | 'searchPerSecond'
   >;
+  /** How often a type with associations is read whole again (15 minutes; shorter in tests). */
+  associationSweepMs?: number;
 };
 
 const TABLE_NAMES: Record<string, string> = { contacts: 'Contacts', companies: 'Companies', deals: 'Deals' };
@@ -199,7 +201,7 @@ export function hubspotDiscoveredTable(type: string, properties: HubSpotProperty
         .filter((p) => !p.hidden && !p.archived && !hubspotFields([p]).length)
         .map((p) => p.name),
     },
-    fields: hubspotFields(properties),
+    fields: hubspotFields(properties, type),
   };
 }
 
@@ -327,5 +329,6 @@ export function createHubSpotRuntimeConnector(
     onAuthFailure: session.renew,
     pool: settings.pool ?? null,
     ...settings.client,
+    ...(settings.associationSweepMs !== undefined ? { associationSweepMs: settings.associationSweepMs } : {}),
   });
 }

@@ -5,7 +5,13 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Signature } from '@hubspot/api-client';
-import { BatchResponsePublicDefaultAssociation } from '@hubspot/api-client/lib/codegen/crm/associations/v4';
+import {
+  AssociationSpecAssociationCategoryEnum,
+  BatchResponseLabelsBetweenObjectPair,
+  BatchResponsePublicAssociationMultiWithLabelWithErrors,
+  BatchResponsePublicDefaultAssociation,
+  PublicAssociationMultiWithLabel,
+} from '@hubspot/api-client/lib/codegen/crm/associations/v4';
 import {
   BatchResponseSimplePublicObject,
   BatchResponseSimplePublicObjectWithErrors,
@@ -176,6 +182,58 @@ describe('@hubspot/api-client against the simulator', () => {
     expect(assoc.results[0]?.to.id).toBe(company);
     const page = await client.crm.associations.v4.basicApi.getPage('contacts', contact, 'companies');
     expect(page.results.map((r) => String(r.toObjectId))).toContain(company);
+  });
+
+  it('associations v4 batchApi: getPage, createDefault, create and archive parse into the client models', async () => {
+    const { sim, client } = await start();
+    const batch = client.crm.associations.v4.batchApi;
+    const [c0, c1] = sim.crm!.contacts as [string, string];
+    const other = sim.crm!.companies[4]!;
+    const third = sim.crm!.companies[5]!;
+    const lonely = sim.create('contacts', { email: 'client-lonely@example.com' }).id;
+
+    const read = await batch.getPage('contacts', 'companies', { inputs: [{ id: c0 }, { id: lonely }] });
+    // A 207 (the id with no associations is an error): the client's "with errors" model.
+    expect(read).toBeInstanceOf(BatchResponsePublicAssociationMultiWithLabelWithErrors);
+    expect(read.results[0]).toBeInstanceOf(PublicAssociationMultiWithLabel);
+    expect(read.results.map((r) => r._from.id)).toEqual([c0]);
+    expect(read.results[0]?.to.map((t) => t.toObjectId)).toEqual([sim.crm!.companies[0]]);
+    expect((read as BatchResponsePublicAssociationMultiWithLabelWithErrors).numErrors).toBe(1);
+
+    const made = await batch.createDefault('contacts', 'companies', {
+      inputs: [{ _from: { id: c1 }, to: { id: other } }],
+    });
+    expect(made).toBeInstanceOf(BatchResponsePublicDefaultAssociation);
+    expect(made.results.map((r) => [r._from.id, r.to.id])).toEqual([
+      [c1, other],
+      [other, c1],
+    ]);
+    const labelled = await batch.create('contacts', 'companies', {
+      inputs: [
+        {
+          _from: { id: c1 },
+          to: { id: third },
+          types: [
+            {
+              associationCategory: AssociationSpecAssociationCategoryEnum.HubspotDefined,
+              associationTypeId: 279,
+            },
+          ],
+        },
+      ],
+    });
+    expect(labelled).toBeInstanceOf(BatchResponseLabelsBetweenObjectPair);
+    expect(labelled.results[0]?.toObjectId).toBe(third);
+    const after = await batch.getPage('contacts', 'companies', { inputs: [{ id: c1 }] });
+    expect(after.results[0]?.to.map((t) => t.toObjectId).sort()).toEqual(
+      [sim.crm!.companies[1], other, third].sort(),
+    );
+
+    await batch.archive('contacts', 'companies', {
+      inputs: [{ _from: { id: c1 }, to: [{ id: other }, { id: third }] }],
+    });
+    const left = await batch.getPage('contacts', 'companies', { inputs: [{ id: c1 }] });
+    expect(left.results[0]?.to.map((t) => t.toObjectId)).toEqual([sim.crm!.companies[1]]);
   });
 
   it('basicApi.merge returns the merged record under a new id; batchApi.upsert marks new records', async () => {

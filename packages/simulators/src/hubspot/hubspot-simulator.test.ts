@@ -435,6 +435,135 @@ describe('associations and merges', () => {
     expect(missing.status).toBe(400);
   });
 
+  it('v4 batch read: every input id with its associated ids and types, ids with none in a 207 error, at most 1,000 inputs', async () => {
+    const sim = await start();
+    const [c0, c1] = sim.crm!.contacts as [string, string];
+    const company = sim.crm!.companies[0]!;
+    const lonely = sim.create('contacts', { email: 'lonely@example.com' }).id;
+    const r = await post(sim, '/crm/v4/associations/contacts/companies/batch/read', {
+      inputs: [{ id: c0 }, { id: c1 }, { id: lonely }],
+    });
+    expect(r.status).toBe(207);
+    const results = r.body.results as unknown as {
+      from: { id: string };
+      to: {
+        toObjectId: string;
+        associationTypes: { category: string; typeId: number; label: string | null }[];
+      }[];
+    }[];
+    expect(results.map((x) => x.from.id)).toEqual([c0, c1]);
+    // The seed makes each contact's company its primary one: both types come back, primary labelled.
+    expect(results[0]!.to).toEqual([
+      {
+        toObjectId: company,
+        associationTypes: [
+          { category: 'HUBSPOT_DEFINED', typeId: 1, label: 'Primary' },
+          { category: 'HUBSPOT_DEFINED', typeId: 279, label: null },
+        ],
+      },
+    ]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({ category: 'OBJECT_NOT_FOUND', context: { ids: [lonely] } }),
+    ]);
+    const tooMany = await post(sim, '/crm/v4/associations/contacts/companies/batch/read', {
+      inputs: Array.from({ length: 1001 }, (_, i) => ({ id: String(i + 1) })),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.category).toBe('VALIDATION_ERROR');
+  });
+
+  it('v4 batch read pages a record with more than 500 associations through per-input after', async () => {
+    const sim = await start({ seed: false });
+    const company = sim.create('companies', { name: 'Big' }).id;
+    const contacts = Array.from(
+      { length: 501 },
+      (_, i) => sim.create('contacts', { email: `p${i}@big.com` }).id,
+    );
+    for (const c of contacts) sim.associate('companies', company, 'contacts', c);
+    const first = await post(sim, '/crm/v4/associations/companies/contacts/batch/read', {
+      inputs: [{ id: company }],
+    });
+    const page = (
+      first.body.results as unknown as { to: unknown[]; paging?: { next: { after: string } } }[]
+    )[0]!;
+    expect(page.to).toHaveLength(500);
+    const second = await post(sim, '/crm/v4/associations/companies/contacts/batch/read', {
+      inputs: [{ id: company, after: page.paging!.next.after }],
+    });
+    const rest = (second.body.results as unknown as { to: { toObjectId: string }[]; paging?: unknown }[])[0]!;
+    expect(rest.to.map((x) => x.toObjectId)).toEqual([contacts[500]]);
+    expect(rest.paging).toBeUndefined();
+  });
+
+  it('v4 batch associate/default, create (labelled) and archive: pairs made and removed, a missing record fails alone', async () => {
+    const sim = await start();
+    const contact = sim.crm!.contacts[3]!;
+    const [, other, third] = sim.crm!.companies as [string, string, string];
+    const made = await post(sim, '/crm/v4/associations/contacts/companies/batch/associate/default', {
+      inputs: [
+        { from: { id: contact }, to: { id: other } },
+        { from: { id: contact }, to: { id: '999' } },
+      ],
+    });
+    expect(made.status).toBe(207);
+    expect(made.body.results).toEqual([
+      {
+        from: { id: contact },
+        to: { id: other },
+        associationSpec: { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 },
+      },
+      {
+        from: { id: other },
+        to: { id: contact },
+        associationSpec: { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 280 },
+      },
+    ]);
+    expect(made.body.errors).toEqual([
+      expect.objectContaining({ category: 'OBJECT_NOT_FOUND', context: { ids: ['999'] } }),
+    ]);
+    // Seen from the other side as well: associations are two-way.
+    expect(sim.state.associated('companies', other, 'contacts').map((a) => a.id)).toContain(contact);
+
+    const labelled = await post(sim, '/crm/v4/associations/contacts/companies/batch/create', {
+      inputs: [
+        {
+          from: { id: contact },
+          to: { id: third },
+          types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 }],
+        },
+      ],
+    });
+    expect(labelled.status).toBe(201);
+    expect((labelled.body.results as unknown as { toObjectId: string }[])[0]?.toObjectId).toBe(third);
+
+    const gone = await post(sim, '/crm/v4/associations/contacts/companies/batch/archive', {
+      inputs: [{ from: { id: contact }, to: [{ id: other }, { id: third }] }],
+    });
+    expect(gone.status).toBe(204);
+    expect(sim.state.associated('contacts', contact, 'companies').map((a) => a.id)).toEqual([
+      sim.crm!.companies[3],
+    ]);
+    expect(sim.state.associated('companies', other, 'contacts').map((a) => a.id)).not.toContain(contact);
+  });
+
+  it("an association change leaves both records' last-modified time alone", async () => {
+    const sim = await start();
+    const contact = sim.crm!.contacts[0]!;
+    const company = sim.crm!.companies[4]!;
+    const before = [
+      sim.state.get('contacts', contact)!.updatedAt,
+      sim.state.get('companies', company)!.updatedAt,
+    ];
+    manual(sim).advance(5_000);
+    await post(sim, '/crm/v4/associations/contacts/companies/batch/associate/default', {
+      inputs: [{ from: { id: contact }, to: { id: company } }],
+    });
+    expect([
+      sim.state.get('contacts', contact)!.updatedAt,
+      sim.state.get('companies', company)!.updatedAt,
+    ]).toEqual(before);
+  });
+
   it('merges two contacts into a new id; the old ids resolve to it and leave lists', async () => {
     const sim = await start();
     const [a, b] = sim.crm!.contacts as [string, string];

@@ -21,7 +21,15 @@ export {
   DEFAULT_SEARCH_PER_SECOND,
   type RateLimitOptions,
 } from './rate-limit.ts';
-export { type HubSpotServerOptions, MAX_BATCH_INPUTS, MAX_PAGE_SIZE, startHubSpotServer } from './routes.ts';
+export {
+  ASSOCIATION_PAGE_SIZE,
+  type HubSpotServerOptions,
+  MAX_ASSOCIATION_READ_INPUTS,
+  MAX_ASSOCIATION_WRITE_INPUTS,
+  MAX_BATCH_INPUTS,
+  MAX_PAGE_SIZE,
+  startHubSpotServer,
+} from './routes.ts';
 export { SEARCH_MAX_LIMIT, SEARCH_RESULT_CAP } from './search.ts';
 export { type CrmSeed as HubSpotCrmSeed, seedCrm as seedHubSpotCrm } from './seed.ts';
 export { signatureV3, type WebhookDelivery, type WebhookEvent, type WebhookOptions } from './webhooks.ts';
@@ -69,6 +77,7 @@ export type HubSpotSimulator = {
   archive: HubSpotState['archive'];
   merge: HubSpotState['merge'];
   associate: HubSpotState['associate'];
+  unassociate: HubSpotState['unassociate'];
   revokeToken: (token: string) => void;
   /** The app's OAuth: `apps`, `consent`, `issueAccessToken`, `accessTokenTtlSeconds`. */
   oauth: HubSpotOAuthServer;
@@ -118,6 +127,7 @@ export async function startHubSpotSimulator(
     archive: state.archive.bind(state),
     merge: state.merge.bind(state),
     associate: state.associate.bind(state),
+    unassociate: state.unassociate.bind(state),
     revokeToken: (t) => state.tokens.revoke(t),
     oauth: server.oauth,
     webhooks,

@@ -42,6 +42,16 @@ import { runSearch, type SearchRequest } from './search.ts';
 
 export const MAX_PAGE_SIZE = 100;
 export const MAX_BATCH_INPUTS = 100;
+/** Associations v4 batch read: at most 1,000 ids per request (HubSpot's changelog, February 2025). */
+export const MAX_ASSOCIATION_READ_INPUTS = 1000;
+/**
+ * Associations v4 batch create, associate/default and archive: HubSpot's reference gives no number;
+ * the simulator takes up to 2,000 inputs (the maximum Workato documents for its HubSpot batch
+ * associate action) and refuses more with a 400.
+ */
+export const MAX_ASSOCIATION_WRITE_INPUTS = 2000;
+/** Associated records per input and page of a batch read (as the single GET's 500). */
+export const ASSOCIATION_PAGE_SIZE = 500;
 
 const AUTH_MISSING_MESSAGE =
   'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview';
@@ -426,6 +436,18 @@ export async function startHubSpotServer(
       }
       return undefined;
     }
+    // /crm/v4/associations/{from}/{to}/batch/{read|associate/default|create|archive}
+    if (p[0] === 'crm' && p[1] === 'v4' && p[2] === 'associations' && p[3] && p[4] && p[5] === 'batch') {
+      const from = objectType(p[3]);
+      const to = objectType(p[4]);
+      const op = p.slice(6).join('/');
+      if (method !== 'POST') return undefined;
+      if (op === 'read') return route(read(from), (c) => batchReadAssociations(from, to, c));
+      if (op === 'associate/default') return route(write(from), (c) => batchAssociateDefault(from, to, c));
+      if (op === 'create') return route(write(from), (c) => batchAssociateLabelled(from, to, c));
+      if (op === 'archive') return route(write(from), (c) => batchArchiveAssociations(from, to, c));
+      return undefined;
+    }
     // /crm/v4/objects/{from}/{id}/associations/...
     if (p[0] === 'crm' && p[1] === 'v4' && p[2] === 'objects' && p[5] === 'associations' && p[3] && p[4]) {
       const from = objectType(p[3]);
@@ -782,6 +804,159 @@ export async function startHubSpotServer(
     }));
     const next = after + limit < all.length ? { paging: { next: { after: String(after + limit) } } } : {};
     return json(200, { results, ...next });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Associations v4, batch
+
+  /** An input's `{id}` (from, to) as a string, or a 400 naming what is missing. */
+  function objectIdOf(value: unknown, what: string): string {
+    const id = value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
+    if (id === undefined || id === null || String(id) === '') throw invalid(`${what}.id is required.`);
+    return String(id);
+  }
+
+  function associationInputsOf(body: unknown, max: number): Record<string, unknown>[] {
+    const inputs = record(body, 'The request body').inputs;
+    if (!Array.isArray(inputs))
+      throw invalid('Invalid input JSON: the request body must have an array of inputs.');
+    if (inputs.length > max)
+      throw invalid(
+        `Too many inputs: ${inputs.length}. The maximum number of inputs per batch request is ${max}.`,
+      );
+    return inputs.map((i) => record(i, 'Each input'));
+  }
+
+  /** Errors of a batch association call for ids that are not live records of `type`. */
+  function associationNotFound(type: ObjectType, ids: string[], subCategory?: string) {
+    return {
+      status: 'error',
+      category: 'OBJECT_NOT_FOUND',
+      ...(subCategory ? { subCategory } : {}),
+      message: `No ${SINGULAR[type]} found with ids ${ids.join(', ')}.`,
+      context: { ids },
+      errors: [],
+      links: {},
+    };
+  }
+
+  /**
+   * POST /crm/v4/associations/{from}/{to}/batch/read: per input id (at most 1,000, HubSpot's limit
+   * since February 2025) its associated records of `to`, 500 per page; an input's `after` (from a
+   * result's `paging.next.after`) continues that id. Ids with nothing associated (or no record) are
+   * left out of the results and named in an error (207).
+   */
+  function batchReadAssociations(from: ObjectType, to: ObjectType, { req }: Ctx): SimResponse {
+    const started = state.clock.now();
+    const inputs = associationInputsOf(req.body, MAX_ASSOCIATION_READ_INPUTS);
+    const results: unknown[] = [];
+    const none: string[] = [];
+    for (const input of inputs) {
+      const id = String(input.id ?? '');
+      const obj = id ? state.get(from, id) : undefined;
+      const all = obj ? state.associated(from, obj.id, to) : [];
+      const after = Number(input.after ?? 0) || 0;
+      const page = all.slice(after, after + ASSOCIATION_PAGE_SIZE);
+      if (page.length === 0) {
+        none.push(id);
+        continue;
+      }
+      results.push({
+        from: { id: obj?.id },
+        to: page.map((a) => ({
+          toObjectId: a.id,
+          associationTypes: a.typeIds.map((typeId) => ({
+            category: 'HUBSPOT_DEFINED',
+            typeId,
+            label: associationType(from, to, typeId)?.primary ? 'Primary' : null,
+          })),
+        })),
+        ...(after + ASSOCIATION_PAGE_SIZE < all.length
+          ? { paging: { next: { after: String(after + ASSOCIATION_PAGE_SIZE) } } }
+          : {}),
+      });
+    }
+    const errors =
+      none.length > 0 ? [associationNotFound(from, none, 'crm.associations.NO_ASSOCIATIONS_FOUND')] : [];
+    return json(errors.length > 0 ? 207 : 200, batchResponse(results, started, state.clock.now(), errors));
+  }
+
+  /**
+   * POST .../batch/associate/default `{inputs: [{from: {id}, to: {id}}]}`: the default (unlabeled)
+   * association for each pair, answered with both directions as the single PUT does; a pair whose
+   * record is missing fails alone (207 with its ids).
+   */
+  function batchAssociateDefault(from: ObjectType, to: ObjectType, { req }: Ctx): SimResponse {
+    const started = state.clock.now();
+    const inputs = associationInputsOf(req.body, MAX_ASSOCIATION_WRITE_INPUTS);
+    const pairs = inputs.map((i) => ({ a: objectIdOf(i.from, 'from'), b: objectIdOf(i.to, 'to') }));
+    const results: unknown[] = [];
+    const missing: string[] = [];
+    const spec = (associationTypeId: number) => ({
+      associationCategory: 'HUBSPOT_DEFINED',
+      associationTypeId,
+    });
+    const back = defaultAssociationType(to, from);
+    for (const { a, b } of pairs) {
+      const x = state.get(from, a);
+      const y = state.get(to, b);
+      if (!x || !y) {
+        if (!x) missing.push(a);
+        if (!y) missing.push(b);
+        continue;
+      }
+      const def = state.associate(from, x.id, to, y.id);
+      results.push({ from: { id: x.id }, to: { id: y.id }, associationSpec: spec(def.typeId) });
+      if (back) results.push({ from: { id: y.id }, to: { id: x.id }, associationSpec: spec(back.typeId) });
+    }
+    const errors = missing.length > 0 ? [associationNotFound(from, [...new Set(missing)])] : [];
+    return json(errors.length > 0 ? 207 : 200, batchResponse(results, started, state.clock.now(), errors));
+  }
+
+  /** POST .../batch/create `{inputs: [{from, to, types: [{associationCategory, associationTypeId}]}]}` (201). */
+  function batchAssociateLabelled(from: ObjectType, to: ObjectType, { req }: Ctx): SimResponse {
+    const started = state.clock.now();
+    const inputs = associationInputsOf(req.body, MAX_ASSOCIATION_WRITE_INPUTS);
+    const results: unknown[] = [];
+    const missing: string[] = [];
+    const typeIdOf = (t: ObjectType) => Object.entries(OBJECT_TYPE_IDS).find(([, x]) => x === t)?.[0];
+    for (const input of inputs) {
+      const a = objectIdOf(input.from, 'from');
+      const b = objectIdOf(input.to, 'to');
+      const types = Array.isArray(input.types) ? (input.types as { associationTypeId?: unknown }[]) : [];
+      if (types.length === 0) throw invalid('types must name at least one association type.');
+      const x = state.get(from, a);
+      const y = state.get(to, b);
+      if (!x || !y) {
+        missing.push(...(!x ? [a] : []), ...(!y ? [b] : []));
+        continue;
+      }
+      for (const t of types) state.associate(from, x.id, to, y.id, Number(t.associationTypeId));
+      results.push({
+        fromObjectTypeId: typeIdOf(from),
+        fromObjectId: x.id,
+        toObjectTypeId: typeIdOf(to),
+        toObjectId: y.id,
+        labels: [],
+      });
+    }
+    const errors = missing.length > 0 ? [associationNotFound(from, [...new Set(missing)])] : [];
+    return json(errors.length > 0 ? 207 : 201, batchResponse(results, started, state.clock.now(), errors));
+  }
+
+  /**
+   * POST .../batch/archive `{inputs: [{from: {id}, to: [{id}]}]}`: every association (all labels)
+   * between each pair is removed; 204, also for pairs that were not associated.
+   */
+  function batchArchiveAssociations(from: ObjectType, to: ObjectType, { req }: Ctx): SimResponse {
+    const inputs = associationInputsOf(req.body, MAX_ASSOCIATION_WRITE_INPUTS);
+    const pairs = inputs.flatMap((i) => {
+      const a = objectIdOf(i.from, 'from');
+      if (!Array.isArray(i.to)) throw invalid('to must be an array of object ids.');
+      return (i.to as unknown[]).map((t) => ({ a, b: objectIdOf(t, 'to') }));
+    });
+    for (const { a, b } of pairs) state.unassociate(from, a, to, b);
+    return { status: 204 };
   }
 
   const server = await startHttpServer({
