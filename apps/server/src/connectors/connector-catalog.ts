@@ -183,13 +183,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Pipedrive',
     connectorType: 'pipedrive',
-    // Available once registered: the company's API token (sign in with Pipedrive is not built yet).
+    // Sign in with Pipedrive (this server's app, when it has one) or the company's API token.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiToken', 'API token', 'password', {
+          optional: true,
           placeholder: '40 hexadecimal characters',
-          help: 'In Pipedrive: Settings > Personal preferences > API, then copy your personal API token. Lockstep reads and writes persons, organizations and deals (custom fields included) with the permissions of that user.',
+          help: 'Instead of signing in with Pipedrive: in Pipedrive, Settings > Personal preferences > API, then copy your personal API token. Lockstep reads and writes persons, organizations and deals (custom fields included) with the permissions of that user.',
         }),
       ],
     },

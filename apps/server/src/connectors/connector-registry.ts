@@ -227,14 +227,15 @@ const attio = (settings: AttioSettings): ConnectorPort => {
 };
 
 /**
- * Pipedrive: the company's API token (no OAuth yet); the API host is the server's
- * (LOCKSTEP_PIPEDRIVE_API_URL). Its webhooks (v2, one per object) are made by API.
+ * Pipedrive: sign in with Pipedrive (this server's app on LOCKSTEP_PIPEDRIVE_OAUTH_URL; the API on
+ * the company's host from the token answer; renewed access tokens saved on the connection) or the
+ * company's API token on LOCKSTEP_PIPEDRIVE_API_URL. Its webhooks (v2, one per object) are made by API.
  */
 const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
   const port = createPipedrivePort(settings);
   return {
     type: 'pipedrive',
-    ensureWebhook: (secrets, baseId, url, known) =>
+    ensureWebhook: (secrets, baseId, url, known, context) =>
       guarded(() =>
         port.ensureWebhook(
           secrets,
@@ -243,9 +244,21 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
           known?.secret
             ? { id: known.id, secret: known.secret, notificationUrl: known.notificationUrl }
             : null,
+          context?.saveItems,
         ),
       ),
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Pipedrive documents no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
   };
 };
 
