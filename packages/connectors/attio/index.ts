@@ -36,6 +36,7 @@ export {
   toCanonical,
 } from './attio-values';
 export {
+  ATTIO_OAUTH_URL,
   type AttioItems,
   type AttioPort,
   type AttioSettings,

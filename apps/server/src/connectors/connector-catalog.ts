@@ -200,12 +200,13 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Attio',
     connectorType: 'attio',
-    // Available once registered: an API key (sign in with Attio is not built yet).
+    // Sign in with Attio (this server's app, when it has one) or an API key.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiKey', 'API key', 'password', {
-          help: 'In Attio: Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once); then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
+          optional: true,
+          help: 'Instead of signing in with Attio: in Attio, Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once); then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
         }),
       ],
     },

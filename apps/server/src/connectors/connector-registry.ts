@@ -204,13 +204,26 @@ const hubspot = (settings: HubSpotSettings): ConnectorPort => {
 };
 
 /**
- * Attio: an API key (no OAuth yet); the API host is the server's (LOCKSTEP_ATTIO_API_URL). Its
- * webhook (record events) is made by API.
+ * Attio: sign in with Attio (this server's app on LOCKSTEP_ATTIO_OAUTH_URL; Attio's access tokens do
+ * not expire) or an API key; the API host is the server's (LOCKSTEP_ATTIO_API_URL). Its webhook
+ * (record events) is made by API.
  */
 const attio = (settings: AttioSettings): ConnectorPort => {
   const port = createAttioPort(settings);
   return {
     type: 'attio',
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Attio documents no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
     ensureWebhook: (secrets, baseId, url, known) =>
       guarded(() =>
         port.ensureWebhook(
