@@ -17,7 +17,14 @@ import {
   attioUserMessage,
   createAttioClient,
 } from './attio-api';
-import { type AttioConnector, type AttioObject, createAttioConnector } from './attio-connector';
+import {
+  ATTIO_LIST_PREFIX,
+  type AttioConnector,
+  type AttioList,
+  type AttioObject,
+  createAttioConnector,
+  parentAttribute,
+} from './attio-connector';
 import { type AttioAttribute, attioFields, referenceTarget } from './attio-values';
 import { ATTIO_RECORD_EVENTS } from './webhooks';
 
@@ -151,6 +158,35 @@ export function attioDiscoveredTable(
   };
 }
 
+/**
+ * Discovery of one list: a table named after the list (remote id `list:{api_slug}`) with the list's
+ * attributes as fields and the entry's parent record as a linked record of the parent object's table.
+ */
+export function attioListTable(
+  list: AttioList,
+  attributes: AttioAttribute[],
+  choices: Map<string, string[]>,
+  objects: AttioObject[],
+) {
+  const parentSlug = list.parent_object[0] ?? '';
+  const parent = objects.find((o) => o.api_slug === parentSlug || o.id.object_id === parentSlug);
+  const asObject: AttioObject = {
+    id: { object_id: list.id.list_id },
+    api_slug: `${ATTIO_LIST_PREFIX}${list.api_slug}`,
+    singular_noun: list.name ?? list.api_slug,
+    plural_noun: list.name ?? list.api_slug,
+  };
+  const title = parent?.singular_noun ? `Parent ${parent.singular_noun.toLowerCase()}` : 'Parent record';
+  const table = attioDiscoveredTable(
+    asObject,
+    [...attributes, parentAttribute(parentSlug, title)],
+    choices,
+    objects,
+  );
+  const { attioObjectId: _object, ...extras } = table.extras;
+  return { ...table, extras: { ...extras, attioListId: list.id.list_id, attioParentObject: parentSlug } };
+}
+
 export function createAttioPort(settings: AttioSettings = {}) {
   const oauthClient = () => {
     if (!settings.clientId || !settings.clientSecret)
@@ -257,14 +293,14 @@ export function createAttioPort(settings: AttioSettings = {}) {
       }
       return { id: body.data.id.webhook_id, secret: body.data.secret, notificationUrl };
     },
-    /** Every object of the workspace with its attributes (`GET /v2/objects`, then per object). */
+    /**
+     * Every object of the workspace with its attributes (`GET /v2/objects`, then per object), then
+     * every list (`GET /v2/lists`; left out when the token may not read lists).
+     */
     async discoverSchema(items: AttioItems, _workspaceId: string) {
       const client = clientFor(settings, items);
       const { body } = await client.request<{ data: AttioObject[] }>({ method: 'GET', path: '/v2/objects' });
-      const tables = [];
-      for (const object of body.data) {
-        const slug = object.api_slug ?? object.id.object_id;
-        const path = `/v2/objects/${encodeURIComponent(slug)}/attributes`;
+      const attributesOf = async (path: string) => {
         const attrs = (await client.request<{ data: AttioAttribute[] }>({ method: 'GET', path })).body.data;
         const choices = new Map<string, string[]>();
         for (const a of attrs) {
@@ -279,7 +315,26 @@ export function createAttioPort(settings: AttioSettings = {}) {
             opts.data.filter((o) => !o.is_archived).map((o) => o.title),
           );
         }
+        return { attrs, choices };
+      };
+      const tables = [];
+      let lists: AttioList[] = [];
+      try {
+        lists = (await client.request<{ data: AttioList[] }>({ method: 'GET', path: '/v2/lists' })).body.data;
+      } catch (error) {
+        if (!(error instanceof ConnectorError && error.code === 'permission_denied')) throw error;
+      }
+      for (const object of body.data) {
+        const slug = object.api_slug ?? object.id.object_id;
+        const { attrs, choices } = await attributesOf(`/v2/objects/${encodeURIComponent(slug)}/attributes`);
         tables.push(attioDiscoveredTable(object, attrs, choices, body.data));
+      }
+      // Objects first, then lists.
+      for (const list of lists) {
+        const { attrs, choices } = await attributesOf(
+          `/v2/lists/${encodeURIComponent(list.api_slug)}/attributes`,
+        );
+        tables.push(attioListTable(list, attrs, choices, body.data));
       }
       return tables;
     },

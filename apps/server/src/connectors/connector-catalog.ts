@@ -206,7 +206,7 @@ const CATALOG: Entry[] = [
       requiredItems: [
         item('apiKey', 'API key', 'password', {
           optional: true,
-          help: 'Instead of signing in with Attio: in Attio, Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once); then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
+          help: 'Instead of signing in with Attio: in Attio, Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once), and List entries read-write with List configuration read for lists; then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects) and the lists.',
         }),
       ],
     },
