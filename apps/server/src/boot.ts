@@ -128,8 +128,8 @@ export async function boot(
     const resolveItems = (items: Record<string, string>) =>
       resolveEmbeddedItems(items, ctx.embeddedDatabaseUrl);
     const hubspot = { ...saas, ...config.hubspot };
-    const attio = { ...saas, apiUrl: config.attio.apiUrl };
-    const pipedrive = { ...saas, apiUrl: config.pipedrive.apiUrl };
+    const attio = { ...saas, ...config.attio };
+    const pipedrive = { ...saas, ...config.pipedrive };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
     const salesforce = { ...saas, ...config.salesforce };
     const stripe = { ...saas, apiUrl: config.stripe.apiUrl };

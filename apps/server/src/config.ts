@@ -34,7 +34,15 @@ const EnvSchema = z.object({
   LOCKSTEP_HUBSPOT_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_HUBSPOT_OAUTH_URL: z.string().url().default('https://app.hubspot.com'),
   LOCKSTEP_ATTIO_API_URL: z.string().url().default('https://api.attio.com'),
+  // Sign in with Attio: this server's Attio app and Attio's OAuth host (authorize page and token endpoint).
+  LOCKSTEP_ATTIO_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_ATTIO_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_ATTIO_OAUTH_URL: z.string().url().default('https://app.attio.com'),
   LOCKSTEP_PIPEDRIVE_API_URL: z.string().url().default('https://api.pipedrive.com'),
+  // Sign in with Pipedrive: this server's Pipedrive app and Pipedrive's OAuth server.
+  LOCKSTEP_PIPEDRIVE_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_PIPEDRIVE_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_PIPEDRIVE_OAUTH_URL: z.string().url().default('https://oauth.pipedrive.com'),
   LOCKSTEP_AFFINITY_API_URL: z.string().url().default('https://api.affinity.co'),
   LOCKSTEP_SALESFORCE_API_URL: z.string().url().default('https://login.salesforce.com'),
   LOCKSTEP_SALESFORCE_CLIENT_ID: z.string().optional(),
@@ -128,10 +136,27 @@ export type Config = {
     clientSecret: string | undefined;
     oauthUrl: string;
   };
-  /** Attio's API host (the simulator in tests); connections use API keys. */
-  attio: { apiUrl: string };
-  /** Pipedrive's API host (the simulator in tests); connections use the company's API token. */
-  pipedrive: { apiUrl: string };
+  /**
+   * Attio's API host (the simulator in tests), and this server's Attio app for sign in with Attio:
+   * its client and Attio's OAuth host (app.attio.com: the authorize page and the token endpoint).
+   */
+  attio: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    oauthUrl: string;
+  };
+  /**
+   * Pipedrive's API host (the simulator in tests) for API tokens, and this server's Pipedrive app
+   * for sign in with Pipedrive: its client and Pipedrive's OAuth server (oauth.pipedrive.com:
+   * the authorize page and the token endpoint). Signed-in connections call their company's host.
+   */
+  pipedrive: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    oauthUrl: string;
+  };
   /** Affinity's API host (the simulator in tests); connections use a user's API key. */
   affinity: { apiUrl: string };
   /** Webflow's API host (the simulator in tests); connections use a site token. */
@@ -369,8 +394,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientSecret: e.LOCKSTEP_HUBSPOT_CLIENT_SECRET || undefined,
       oauthUrl: e.LOCKSTEP_HUBSPOT_OAUTH_URL.replace(/\/$/, ''),
     },
-    attio: { apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, '') },
-    pipedrive: { apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, '') },
+    attio: {
+      apiUrl: e.LOCKSTEP_ATTIO_API_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_ATTIO_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_ATTIO_CLIENT_SECRET || undefined,
+      oauthUrl: e.LOCKSTEP_ATTIO_OAUTH_URL.replace(/\/$/, ''),
+    },
+    pipedrive: {
+      apiUrl: e.LOCKSTEP_PIPEDRIVE_API_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_PIPEDRIVE_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_PIPEDRIVE_CLIENT_SECRET || undefined,
+      oauthUrl: e.LOCKSTEP_PIPEDRIVE_OAUTH_URL.replace(/\/$/, ''),
+    },
     affinity: { apiUrl: e.LOCKSTEP_AFFINITY_API_URL.replace(/\/$/, '') },
     salesforce: {
       apiUrl: e.LOCKSTEP_SALESFORCE_API_URL.replace(/\/$/, ''),

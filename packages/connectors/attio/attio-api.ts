@@ -52,7 +52,7 @@ export type AttioErrorBody = {
 export function attioUserMessage(code: ConnectorErrorCode, detail = ''): string {
   switch (code) {
     case 'auth_invalid':
-      return 'Attio refused the API key (revoked, or from another workspace). Enter a new API key from Workspace settings > Developers.';
+      return 'Attio refused the access token (revoked, the app uninstalled, or from another workspace). Sign in with Attio again, or enter a new API key from Workspace settings > Developers.';
     case 'permission_denied':
       return `The Attio API key lacks a scope${detail ? ` (${detail})` : ''}. Give it read-write access to records and read access to objects in Workspace settings > Developers.`;
     case 'rate_limited':

@@ -81,6 +81,144 @@ runConformanceSuite('Attio (simulator)', async () => {
   };
 });
 
+// A list is a table too: its entries, with the parent record as a linked record.
+runConformanceSuite('Attio list (simulator)', async () => {
+  const sim = await startAttioSimulator({ idSeed: 2, seed: false, rateLimit: false });
+  const list = 'sales_pipeline';
+  const actor = { type: 'workspace-member' as const, id: sim.member };
+  const companies = ['Acme', 'Globex', 'Initech'].map((name) => sim.create('companies', { name }).id);
+  const company = () => companies[counter % companies.length] as string;
+  return {
+    connector: connectorFor(sim),
+    tableId: `list:${list}`,
+    sampleFields: (): Fields => {
+      counter += 1;
+      return { parent_record: [company()], next_step: `Step ${counter}`, priority: 'High' };
+    },
+    async seed(count) {
+      return Array.from({ length: count }, () => {
+        counter += 1;
+        return sim.addEntry(list, 'companies', company(), { next_step: `Seeded ${counter}` }).id;
+      });
+    },
+    async mutate(remoteId) {
+      sim.state.updateEntry(list, remoteId, { next_step: 'Changed in Attio' }, 'append', actor);
+      return { next_step: 'Changed in Attio' };
+    },
+    async remove(remoteId) {
+      sim.state.deleteEntry(list, remoteId, actor);
+    },
+    invalidFields: () => ({ parent_record: [company()], priority: 'Not an option' }),
+    async discover() {
+      const port = createAttioPort({ apiUrl: sim.url, client: { readsPerSecond: 0, writesPerSecond: 0 } });
+      return port.discoverSchema({ apiKey: sim.token }, sim.state.workspace.id);
+    },
+    async injectFailures(kind, count) {
+      sim.faults.clear();
+      if (count > 0)
+        sim.faults.next(kind === 'rate_limited' ? { kind: 'rate_limit', count } : { status: 502, count });
+    },
+    async badAuthConnector() {
+      sim.addToken('attio_revoked_list_key');
+      sim.revokeToken('attio_revoked_list_key');
+      return connectorFor(sim, { token: 'attio_revoked_list_key' });
+    },
+    close: () => sim.close(),
+  };
+});
+
+describe('Attio lists as tables', () => {
+  let sim: AttioSimulator;
+  let connector: AttioConnector;
+  beforeAll(async () => {
+    sim = await startAttioSimulator({ idSeed: 8, rateLimit: false });
+    connector = connectorFor(sim);
+  });
+  afterAll(() => sim.close());
+
+  it('discovers a list as a table named after it: its attributes and the parent record as a link to the parent table', async () => {
+    const port = createAttioPort({ apiUrl: sim.url, client: { readsPerSecond: 0, writesPerSecond: 0 } });
+    const tables = await port.discoverSchema({ apiKey: sim.token }, sim.state.workspace.id);
+    const list = tables.find((t) => t.remoteId === 'list:sales_pipeline');
+    expect(list).toMatchObject({
+      name: 'Sales pipeline',
+      extras: expect.objectContaining({ attioParentObject: 'companies' }),
+    });
+    expect(list?.extras).not.toHaveProperty('attioObjectId');
+    const byId = new Map(list?.fields.map((f) => [f.remoteId, f]));
+    expect(byId.get('parent_record')).toMatchObject({
+      name: 'Parent company',
+      fieldType: 'relations',
+      readOnly: false,
+      options: expect.objectContaining({ references: 'companies', required: true }),
+    });
+    expect(byId.get('stage')).toMatchObject({ fieldType: 'single_select' });
+    expect(byId.get('priority')?.options.choices).toEqual(['Low', 'Medium', 'High']);
+    expect(byId.get('amount')).toMatchObject({ fieldType: 'currency' });
+    expect(byId.get('entry_id')?.readOnly).toBe(true);
+    // A token that may not read lists still discovers the objects.
+    sim.addToken('objects-only', ['record_permission:read', 'object_configuration:read']);
+    const objectsOnly = await port.discoverSchema({ apiKey: 'objects-only' }, sim.state.workspace.id);
+    expect(objectsOnly.map((t) => t.remoteId)).not.toContain('list:sales_pipeline');
+    expect(objectsOnly.map((t) => t.remoteId)).toContain('companies');
+  });
+
+  it('reads entries with their parent, adds one to a record, updates it and refuses to move it', async () => {
+    const { records } = await readAll(connector, 'list:sales_pipeline', null, 100);
+    expect(records).toHaveLength(sim.state.queryableEntries('sales_pipeline').length);
+    const seeded = sim.state.queryableEntries('sales_pipeline')[0];
+    expect(records.find((r) => r.id === seeded?.id)?.fields).toMatchObject({
+      parent_record: [seeded?.parentRecordId],
+      next_step: expect.stringMatching(/^Call /),
+    });
+
+    const company = sim.state.queryableRecords('companies').at(-1)?.id as string;
+    const [made] = await connector.write('list:sales_pipeline', [
+      {
+        kind: 'create',
+        fields: { parent_record: [company], next_step: 'Send the proposal', priority: 'Medium' },
+        idempotencyKey: 'list-entry-1',
+      },
+    ]);
+    expect(made).toMatchObject({ ok: true });
+    const id = (made as { remoteId: string }).remoteId;
+    const entry = sim.state.entry('sales_pipeline', id);
+    expect(entry).toMatchObject({ parentObject: 'companies', parentRecordId: company });
+    expect((made as { postImage: { fields: Fields } }).postImage.fields).toMatchObject({
+      parent_record: [company],
+      next_step: 'Send the proposal',
+      priority: 'Medium',
+    });
+
+    const [updated, moved] = await connector.write('list:sales_pipeline', [
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { next_step: 'Sign', parent_record: [company] },
+        idempotencyKey: 'list-entry-2',
+      },
+      {
+        kind: 'update',
+        remoteId: id,
+        fields: { parent_record: [sim.state.queryableRecords('companies')[0]?.id as string] },
+        idempotencyKey: 'list-entry-3',
+      },
+    ]);
+    expect(updated).toMatchObject({
+      ok: true,
+      postImage: { fields: expect.objectContaining({ next_step: 'Sign' }) },
+    });
+    expect(moved).toMatchObject({ ok: false, error: { code: 'validation' } });
+    expect(sim.state.entry('sales_pipeline', id).parentRecordId).toBe(company);
+
+    const [removed] = await connector.write('list:sales_pipeline', [
+      { kind: 'delete', remoteId: id, idempotencyKey: 'list-entry-4' },
+    ]);
+    expect(removed).toMatchObject({ ok: true });
+    expect(() => sim.state.entry('sales_pipeline', id)).toThrow();
+  });
+});
+
 describe('Attio connector against the simulator', () => {
   let sim: AttioSimulator;
   let connector: AttioConnector;
@@ -94,7 +232,13 @@ describe('Attio connector against the simulator', () => {
   it('discovers objects with canonical types, read-only attributes flagged, and choices', async () => {
     const port = createAttioPort({ apiUrl: sim.url, client: { readsPerSecond: 0, writesPerSecond: 0 } });
     const tables = await port.discoverSchema({ apiKey: sim.token }, sim.state.workspace.id);
-    expect(tables.map((t) => t.remoteId).sort()).toEqual(['companies', 'deals', 'people', 'projects']);
+    expect(tables.map((t) => t.remoteId)).toEqual([
+      'companies',
+      'people',
+      'deals',
+      'projects',
+      'list:sales_pipeline',
+    ]);
     const people = tables.find((t) => t.remoteId === 'people')!;
     const byId = new Map(people.fields.map((f) => [f.remoteId, f]));
     expect(byId.get('email_addresses')).toMatchObject({ fieldType: 'email', readOnly: false });

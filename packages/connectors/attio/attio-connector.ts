@@ -30,6 +30,11 @@
  *   values and is not written. That read also gives the current values an update merges with (the
  *   other emails of a person, the other part of a name). One query per batch + one request per
  *   record written: ~1.01 requests per record for a batch of 100.
+ * - lists: a list is a table too (remote id `list:{api_slug}`, named after the list): its entries
+ *   are read, compared and written the same way on `/v2/lists/{l}/entries` (`entry_id $in` for
+ *   reads by id; `POST` to add, `PATCH`/`PUT` with `entry_values`, `DELETE`). The entry's parent
+ *   record is the field `parent_record`, a linked record of the list's parent object (required to
+ *   add an entry; Attio cannot move an entry to another record, so changing it is refused).
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
@@ -85,6 +90,68 @@ export type AttioRecord = {
   web_url?: string;
   values?: Record<string, AttioValue[]> | null;
 };
+
+/** A list entry as Attio answers it. */
+export type AttioEntry = {
+  id: { workspace_id?: string; list_id?: string; entry_id: string };
+  parent_record_id: string;
+  parent_object: string;
+  created_at?: string;
+  entry_values?: Record<string, AttioValue[]> | null;
+};
+
+/** A list as `GET /v2/lists` answers it (`parent_object` the object slugs its entries belong to). */
+export type AttioList = {
+  id: { workspace_id?: string; list_id: string };
+  api_slug: string;
+  name?: string | null;
+  parent_object: string[];
+};
+
+/**
+ * Lists are tables too: a list's table remote id is `list:{api_slug}` (objects are keyed by their
+ * api_slug alone, which has no colon). Its fields are the list's attributes plus PARENT_FIELD.
+ */
+export const ATTIO_LIST_PREFIX = 'list:';
+/** The entry's parent record, a linked record of the list's parent object's table. */
+export const ATTIO_PARENT_FIELD = 'parent_record';
+
+/** The attribute that stands for an entry's parent record (a record reference to the parent object). */
+export function parentAttribute(parentObject: string, title = 'Parent record'): AttioAttribute {
+  return {
+    id: { attribute_id: ATTIO_PARENT_FIELD },
+    title,
+    api_slug: ATTIO_PARENT_FIELD,
+    type: 'record-reference',
+    is_writable: true,
+    is_multiselect: false,
+    is_required: true,
+    is_unique: false,
+    is_archived: false,
+    is_system_attribute: false,
+    config: { record_reference: { allowed_object_ids: [parentObject] } },
+  } as AttioAttribute;
+}
+
+/** An entry in the shape of a record: its id, and its values with the parent as a reference value. */
+export function entryAsRecord(e: AttioEntry): AttioRecord {
+  return {
+    id: { record_id: e.id.entry_id },
+    ...(e.created_at ? { created_at: e.created_at } : {}),
+    values: {
+      ...(e.entry_values ?? {}),
+      [ATTIO_PARENT_FIELD]: [
+        {
+          target_object: e.parent_object,
+          target_record_id: e.parent_record_id,
+          active_from: e.created_at ?? null,
+          active_until: null,
+          attribute_type: 'record-reference',
+        } as AttioValue,
+      ],
+    },
+  };
+}
 
 export const ATTIO_CAPABILITIES: Capabilities = {
   batchSize: ATTIO_BATCH_SIZE,
@@ -185,20 +252,42 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
   /** Option and status titles by id, per object and attribute (when a value names only the id). */
   const titleCache = new Map<string, Map<string, string>>();
 
-  const objectOf = (tableRemoteId: string) => {
+  /**
+   * Where a table lives in the API: an object (`/v2/objects/{slug}/records`) or a list
+   * (`/v2/lists/{slug}/entries`, table id `list:{slug}`).
+   */
+  const targetOf = (tableRemoteId: string) => {
     const t = tableRemoteId.trim();
-    if (!t) throw new ConnectorError('not_found', 'no Attio object', attioUserMessage('not_found'));
-    return encodeURIComponent(t);
+    const list = t.startsWith(ATTIO_LIST_PREFIX);
+    const slug = list ? t.slice(ATTIO_LIST_PREFIX.length) : t;
+    if (!slug) throw new ConnectorError('not_found', 'no Attio object', attioUserMessage('not_found'));
+    const base = `/v2/${list ? 'lists' : 'objects'}/${encodeURIComponent(slug)}`;
+    return { list, base, rows: `${base}/${list ? 'entries' : 'records'}` };
   };
+  /** Lists' parent objects, by table id (for a create's parent_object). */
+  const listParents = new Map<string, string>();
 
   async function describe(object: string, refresh = false): Promise<AttioTableSchema> {
     const known = schemas.get(object);
     if (known && !refresh && now() - known.at <= SCHEMA_MAX_AGE_MS) return known.schema;
+    const target = targetOf(object);
     const { body } = await client.request<{ data: AttioAttribute[] }>({
       method: 'GET',
-      path: `/v2/objects/${objectOf(object)}/attributes`,
+      path: `${target.base}/attributes`,
     });
     const attributes = body.data;
+    if (target.list) {
+      const { body: list } = await client.request<{ data: AttioList }>({ method: 'GET', path: target.base });
+      const parent = list.data.parent_object[0];
+      if (!parent)
+        throw new ConnectorError(
+          'not_found',
+          `Attio list ${object} has no parent object`,
+          attioUserMessage('not_found'),
+        );
+      listParents.set(object, parent);
+      attributes.push(parentAttribute(parent));
+    }
     const schema = { attributes, fields: attioFields(attributes) };
     schemas.set(object, { at: now(), schema });
     return schema;
@@ -224,7 +313,7 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
         data: { id: { option_id?: string; status_id?: string }; title: string }[];
       }>({
         method: 'GET',
-        path: `/v2/objects/${objectOf(object)}/attributes/${encodeURIComponent(a.api_slug)}/${a.type === 'select' ? 'options' : 'statuses'}`,
+        path: `${targetOf(object).base}/attributes/${encodeURIComponent(a.api_slug)}/${a.type === 'select' ? 'options' : 'statuses'}`,
         query: { show_archived: true },
       });
       titleCache.set(
@@ -249,15 +338,19 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
     return { ok: false, error: { code: e.code, message: e.message, userFacingMessage: e.userFacingMessage } };
   }
 
+  /** Records, or a list's entries in the shape of records. */
+  const asRecords = (object: string, data: (AttioRecord | AttioEntry)[]): AttioRecord[] =>
+    targetOf(object).list ? (data as AttioEntry[]).map(entryAsRecord) : (data as AttioRecord[]);
+
   async function query(object: string, body: Record<string, unknown>): Promise<AttioRecord[]> {
-    const res = await client.request<{ data: AttioRecord[] }>({
+    const res = await client.request<{ data: (AttioRecord | AttioEntry)[] }>({
       method: 'POST',
-      path: `/v2/objects/${objectOf(object)}/records/query`,
+      path: `${targetOf(object).rows}/query`,
       body,
       // A query changes nothing: safe to send again.
       idempotent: true,
     });
-    return res.body.data;
+    return asRecords(object, res.body.data);
   }
 
   /**
@@ -271,17 +364,21 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
       const chunk = unique.slice(i, i + ATTIO_MAX_PAGE_SIZE);
       try {
         out.push(
-          ...(await query(object, { filter: { record_id: { $in: chunk } }, limit: chunk.length, offset: 0 })),
+          ...(await query(object, {
+            filter: { [targetOf(object).list ? 'entry_id' : 'record_id']: { $in: chunk } },
+            limit: chunk.length,
+            offset: 0,
+          })),
         );
       } catch (error) {
         if (!(error instanceof ConnectorError && error.code === 'validation')) throw error;
         for (const id of chunk) {
           try {
-            const res = await client.request<{ data: AttioRecord }>({
+            const res = await client.request<{ data: AttioRecord | AttioEntry }>({
               method: 'GET',
-              path: `/v2/objects/${objectOf(object)}/records/${encodeURIComponent(id)}`,
+              path: `${targetOf(object).rows}/${encodeURIComponent(id)}`,
             });
-            out.push(res.body.data);
+            out.push(...asRecords(object, [res.body.data]));
           } catch (e) {
             if (!(e instanceof ConnectorError && e.code === 'not_found')) throw e;
           }
@@ -451,17 +548,46 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
     }
   }
 
+  /** A list entry: POST /v2/lists/{list}/entries with its parent record and entry values. */
+  async function createEntry(tableId: string, schema: AttioTableSchema, r: Create): Promise<WriteResult> {
+    const { values, invalid } = valuesFor(schema, r.fields, undefined, true);
+    if (invalid)
+      return failure(new ConnectorError('validation', invalid, attioUserMessage('validation', invalid)));
+    const { [ATTIO_PARENT_FIELD]: parent, ...entryValues } = values;
+    const parentId = (parent?.[0] as { target_record_id?: string } | undefined)?.target_record_id;
+    if (!parentId) {
+      const message = 'a list entry needs its parent record';
+      return failure(new ConnectorError('validation', message, attioUserMessage('validation', message)));
+    }
+    // Not idempotent: sent twice it would add two entries (retried by the client only after a 429).
+    const res = await client.request<{ data: AttioEntry }>({
+      method: 'POST',
+      path: targetOf(tableId).rows,
+      body: {
+        data: {
+          parent_record_id: parentId,
+          parent_object: listParents.get(tableId),
+          entry_values: entryValues,
+        },
+      },
+    });
+    const record = entryAsRecord(res.body.data);
+    idempotent.set(r.idempotencyKey, record.id.record_id);
+    return { ok: true, remoteId: record.id.record_id, postImage: toRecord(tableId, schema, record) };
+  }
+
   async function create(tableId: string, schema: AttioTableSchema, r: Create): Promise<WriteResult> {
+    if (targetOf(tableId).list) return createEntry(tableId, schema, r);
     const { values, invalid } = valuesFor(schema, r.fields, undefined, true);
     if (invalid)
       return failure(new ConnectorError('validation', invalid, attioUserMessage('validation', invalid)));
     const matching = matchingAttribute(schema, values);
-    const object = objectOf(tableId);
+    const rows = targetOf(tableId).rows;
     const res = matching
       ? // Assert: sent twice (a lost answer), it updates the record it made the first time.
         await client.request<{ data: AttioRecord }>({
           method: 'PUT',
-          path: `/v2/objects/${object}/records`,
+          path: rows,
           query: { matching_attribute: matching },
           body: { data: { values } },
           idempotent: true,
@@ -469,7 +595,7 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
       : // Not idempotent: sent twice it would create twice (retried by the client only after a 429).
         await client.request<{ data: AttioRecord }>({
           method: 'POST',
-          path: `/v2/objects/${object}/records`,
+          path: rows,
           body: { data: { values } },
         });
     const id = res.body.data.id.record_id;
@@ -479,7 +605,7 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
 
   async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
     const schema = await describe(tableId);
-    const object = objectOf(tableId);
+    const target = targetOf(tableId);
     const results: WriteResult[] = new Array(requests.length);
 
     // Creates retried with a known idempotency key answer the record made the first time.
@@ -543,16 +669,32 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
           const { values, multiselect, invalid } = valuesFor(schema, r.fields, before, false);
           if (invalid)
             throw new ConnectorError('validation', invalid, attioUserMessage('validation', invalid));
+          if (target.list && ATTIO_PARENT_FIELD in values) {
+            // Attio cannot move an entry to another record: the same parent is no change.
+            const to = (values[ATTIO_PARENT_FIELD]?.[0] as { target_record_id?: string } | undefined)
+              ?.target_record_id;
+            const from = live.fields[ATTIO_PARENT_FIELD];
+            if (to !== (Array.isArray(from) ? from[0] : from)) {
+              const message = 'an Attio list entry cannot move to another record';
+              throw new ConnectorError('validation', message, attioUserMessage('validation', message));
+            }
+            delete values[ATTIO_PARENT_FIELD];
+          }
           if (Object.keys(values).length === 0) return { ok: true, remoteId: r.remoteId, postImage: live };
-          const res = await client.request<{ data: AttioRecord }>({
+          const res = await client.request<{ data: AttioRecord | AttioEntry }>({
             // PUT replaces multiselect lists; PATCH would append to them.
             method: multiselect ? 'PUT' : 'PATCH',
-            path: `/v2/objects/${object}/records/${encodeURIComponent(r.remoteId)}`,
-            body: { data: { values } },
+            path: `${target.rows}/${encodeURIComponent(r.remoteId)}`,
+            body: { data: target.list ? { entry_values: values } : { values } },
             // The same values set twice: safe to send again.
             idempotent: true,
           });
-          return { ok: true, remoteId: r.remoteId, postImage: toRecord(tableId, schema, res.body.data) };
+          const [after] = asRecords(tableId, [res.body.data]);
+          return {
+            ok: true,
+            remoteId: r.remoteId,
+            postImage: toRecord(tableId, schema, after as AttioRecord),
+          };
         });
       } else {
         if (r.expected && Object.keys(r.expected).length > 0) {
@@ -571,7 +713,7 @@ export function createAttioConnector(options: AttioConnectorOptions): AttioConne
           try {
             await client.request({
               method: 'DELETE',
-              path: `/v2/objects/${object}/records/${encodeURIComponent(r.remoteId)}`,
+              path: `${target.rows}/${encodeURIComponent(r.remoteId)}`,
             });
           } catch (e) {
             // Already gone: the delete has happened (a replay, or deleted in Attio meanwhile).

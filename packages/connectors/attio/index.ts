@@ -15,9 +15,13 @@ export {
 export {
   ATTIO_BATCH_SIZE,
   ATTIO_CAPABILITIES,
+  ATTIO_LIST_PREFIX,
   ATTIO_MAX_PAGE_SIZE,
+  ATTIO_PARENT_FIELD,
   type AttioConnector,
   type AttioConnectorOptions,
+  type AttioEntry,
+  type AttioList,
   type AttioObject,
   type AttioRecord,
   createAttioConnector,
@@ -36,6 +40,7 @@ export {
   toCanonical,
 } from './attio-values';
 export {
+  ATTIO_OAUTH_URL,
   type AttioItems,
   type AttioPort,
   type AttioSettings,

@@ -1,4 +1,10 @@
 export {
+  isPipedriveOAuth,
+  PIPEDRIVE_OAUTH_URL,
+  pipedriveSession,
+  type SavePipedriveItems,
+} from './oauth';
+export {
   createPipedriveClient,
   mapPipedriveError,
   PIPEDRIVE_API_URL,

@@ -60,7 +60,7 @@ export type PipedriveErrorBody = {
 export function pipedriveUserMessage(code: ConnectorErrorCode, detail = ''): string {
   switch (code) {
     case 'auth_invalid':
-      return 'Pipedrive refused the API token (wrong, regenerated or revoked). Copy the current one from Pipedrive: Settings > Personal preferences > API.';
+      return 'Pipedrive refused the API token (wrong, regenerated or revoked). Sign in with Pipedrive again, or copy the current API token from Pipedrive: Settings > Personal preferences > API.';
     case 'permission_denied':
       return `The Pipedrive user lacks a permission for this${detail ? ` (${detail})` : ''}. Ask a Pipedrive admin to grant it.`;
     case 'rate_limited':
@@ -147,8 +147,8 @@ export type PipedriveClientOptions = {
   apiToken?: string;
   /** An OAuth access token (or a function giving the current one), sent as a bearer token. */
   accessToken?: string | (() => string | Promise<string>);
-  /** Called once after a 401: renews the OAuth token; true means try again. */
-  onAuthFailure?: () => Promise<boolean>;
+  /** Called once after a 401 with the token that was sent: renews the OAuth token; true means try again. */
+  onAuthFailure?: (refusedToken: string) => Promise<boolean>;
   /** PostgreSQL pool: the budget is shared by every worker process through it. */
   pool?: pg.Pool | null;
   rateLimitStore?: RateLimitStore;
@@ -266,6 +266,7 @@ export function createPipedriveClient(options: PipedriveClientOptions): Pipedriv
       return state.headerWaits;
     },
     async request<T>(request: HttpRequest) {
+      const sent = !apiToken && options.onAuthFailure ? await getBearer() : '';
       try {
         return await send<T>(request);
       } catch (error) {
@@ -274,7 +275,7 @@ export function createPipedriveClient(options: PipedriveClientOptions): Pipedriv
           error.code === 'auth_invalid' &&
           !apiToken &&
           options.onAuthFailure &&
-          (await options.onAuthFailure())
+          (await options.onAuthFailure(sent))
         ) {
           return send<T>(request);
         }

@@ -1,13 +1,25 @@
 /**
- * Pipedrive for the REST layer and the runtime. A connection holds the company's API token
- * (`apiToken`, sent as the `x-api-token` header); OAuth is not built yet. The one base is the
- * Pipedrive company the token belongs to; its tables are the entity types (`persons`,
- * `organizations`, `deals`), each table's remote id the type.
+ * Pipedrive for the REST layer and the runtime. A connection holds either the company's API token
+ * (`apiToken`, sent as the `x-api-token` header to the API host) or the tokens of sign in with
+ * Pipedrive, this server's OAuth app (`accessToken`, `refreshToken`, `apiDomain`; see oauth.ts): the
+ * API is then called on the company's own host (`apiDomain`) with a bearer token, renewed once when
+ * Pipedrive refuses it and saved through `save`. The one base is the Pipedrive company the token
+ * belongs to; its tables are the entity types (`persons`, `organizations`, `deals`), each table's
+ * remote id the type.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError } from '../sdk/connector';
+import {
+  isPipedriveOAuth,
+  PIPEDRIVE_OAUTH_URL,
+  pipedriveSession,
+  pipedriveTokenError,
+  pipedriveTokenItems,
+  requestPipedriveTokens,
+  type SavePipedriveItems,
+} from './oauth';
 import {
   createPipedriveClient,
   PIPEDRIVE_API_URL,
@@ -45,6 +57,11 @@ type PipedriveWebhookRow = {
 export type PipedriveSettings = ApiUrlSettings & {
   /** The API every connection uses (https://api.pipedrive.com; the simulator in tests). */
   apiUrl?: string;
+  /** This server's Pipedrive app (sign in with Pipedrive); without it Pipedrive connects with an API token only. */
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
+  /** Pipedrive's OAuth server, for the authorize page and the token endpoint (https://oauth.pipedrive.com). */
+  oauthUrl?: string;
   /** Shares the rate-limit budget between worker processes (PostgreSQL store). */
   pool?: pg.Pool | null;
   /** Client tuning (tests): waits after a 429, attempts, sleep, the burst limit of the plan. */
@@ -77,14 +94,59 @@ function tokenOf(items: PipedriveItems): string {
   return token;
 }
 
-/** The app's API, or a `baseUrl` item the server honours (its sandbox, a local server). */
-const apiUrlOf = (settings: PipedriveSettings, items: PipedriveItems) =>
-  resolveApiUrl('Pipedrive', settings.apiUrl ?? PIPEDRIVE_API_URL, settings, items);
+/**
+ * A signed-in connection's company host (the token answer's `api_domain`): Pipedrive's own
+ * `https://{company}.pipedrive.com`, or (local and test servers, the sandbox) any http(s) address.
+ * A connection's items can be typed by a person, so any other host is refused.
+ */
+function apiDomainOf(settings: PipedriveSettings, domain: string): string {
+  let url: URL;
+  try {
+    url = new URL(domain);
+  } catch {
+    throw new ConnectorError(
+      'validation',
+      `bad Pipedrive api_domain ${domain}`,
+      'The Pipedrive company address is not a valid URL. Sign in with Pipedrive again.',
+    );
+  }
+  const normalized = url.origin;
+  if (
+    url.protocol === 'https:' &&
+    (url.hostname === 'pipedrive.com' || url.hostname.endsWith('.pipedrive.com'))
+  )
+    return normalized;
+  if ((settings.sandboxUrls?.() ?? []).some((u) => new URL(u).origin === normalized)) return normalized;
+  if (settings.allowCustomBaseUrl && (url.protocol === 'http:' || url.protocol === 'https:'))
+    return normalized;
+  throw new ConnectorError(
+    'permission_denied',
+    `Pipedrive api_domain refused: ${normalized}`,
+    'Lockstep calls Pipedrive only on pipedrive.com addresses. Sign in with Pipedrive again.',
+  );
+}
 
-function clientFor(settings: PipedriveSettings, items: PipedriveItems) {
+/**
+ * The app's API, or a `baseUrl` item the server honours (its sandbox, a local server); a connection
+ * signed in with Pipedrive calls its company's host (`apiDomain`).
+ */
+const apiUrlOf = (settings: PipedriveSettings, items: PipedriveItems) =>
+  !items.baseUrl?.trim() && isPipedriveOAuth(items) && items.apiDomain?.trim()
+    ? apiDomainOf(settings, items.apiDomain.trim())
+    : resolveApiUrl('Pipedrive', settings.apiUrl ?? PIPEDRIVE_API_URL, settings, items);
+
+/** How a client authenticates: the API token, or a signed-in session's bearer token and its renewal. */
+function credentialsOf(settings: PipedriveSettings, items: PipedriveItems, save?: SavePipedriveItems) {
+  if (!isPipedriveOAuth(items)) return { apiToken: tokenOf(items) };
+  const session = pipedriveSession(settings, items, save);
+  session.token();
+  return { accessToken: session.token, onAuthFailure: session.renew };
+}
+
+function clientFor(settings: PipedriveSettings, items: PipedriveItems, save?: SavePipedriveItems) {
   return createPipedriveClient({
     baseUrl: apiUrlOf(settings, items),
-    apiToken: tokenOf(items),
+    ...credentialsOf(settings, items, save),
     pool: settings.pool ?? null,
     // A person is waiting: a 429 is not slept through for long.
     maxRetryAfterMs: 4_500,
@@ -126,16 +188,55 @@ export function pipedriveDiscoveredTable(type: PipedriveEntityType, defs: Pipedr
 }
 
 export function createPipedrivePort(settings: PipedriveSettings = {}) {
+  const oauthClient = () => {
+    if (!settings.clientId || !settings.clientSecret)
+      throw new ConnectorError(
+        'validation',
+        'Pipedrive OAuth client is not configured',
+        'Signing in with Pipedrive is not set up on this server (LOCKSTEP_PIPEDRIVE_CLIENT_ID and LOCKSTEP_PIPEDRIVE_CLIENT_SECRET). Use an API token instead.',
+      );
+    return { clientId: settings.clientId, clientSecret: settings.clientSecret };
+  };
+  const oauthUrl = settings.oauthUrl ?? PIPEDRIVE_OAUTH_URL;
   return {
     type: 'pipedrive' as const,
+    /**
+     * Pipedrive's authorize page for this server's app: the person approves the app's scopes for
+     * their company. Pipedrive documents no PKCE: the state binds the answer to this sign-in.
+     */
+    authorizeUrl(input: { redirectUri: string; state: string }): string {
+      const url = new URL('/oauth/authorize', oauthUrl);
+      url.searchParams.set('client_id', oauthClient().clientId);
+      url.searchParams.set('redirect_uri', input.redirectUri);
+      url.searchParams.set('state', input.state);
+      return url.toString();
+    },
+    /** POST /oauth/token: the code for an access token (about an hour), a refresh token and the company's host. */
+    async exchangeCode(input: { code: string; redirectUri: string }): Promise<PipedriveItems> {
+      const answer = await requestPipedriveTokens(oauthUrl, oauthClient(), {
+        grant_type: 'authorization_code',
+        code: input.code,
+        redirect_uri: input.redirectUri,
+      });
+      if (!answer.ok) throw pipedriveTokenError(answer, 'exchange');
+      const items = pipedriveTokenItems(answer.body, Date.now());
+      if (!items.refreshToken || !items.apiDomain)
+        throw new ConnectorError(
+          'transient',
+          'Pipedrive token answer without refresh_token or api_domain',
+          'Pipedrive did not complete the sign-in. Please sign in with Pipedrive again.',
+        );
+      apiDomainOf(settings, items.apiDomain);
+      return items;
+    },
     /** The user the token belongs to: a cheap authenticated call. */
-    async check(items: PipedriveItems): Promise<{ accountEmail: string | null }> {
-      const me = await pipedriveCurrentUser(clientFor(settings, items));
+    async check(items: PipedriveItems, save?: SavePipedriveItems): Promise<{ accountEmail: string | null }> {
+      const me = await pipedriveCurrentUser(clientFor(settings, items, save));
       return { accountEmail: me.email ?? null };
     },
     /** One base: the Pipedrive company. */
-    async listBases(items: PipedriveItems) {
-      const me = await pipedriveCurrentUser(clientFor(settings, items));
+    async listBases(items: PipedriveItems, save?: SavePipedriveItems) {
+      const me = await pipedriveCurrentUser(clientFor(settings, items, save));
       return [
         {
           remoteId: String(me.company_id),
@@ -155,8 +256,9 @@ export function createPipedrivePort(settings: PipedriveSettings = {}) {
       _companyId: string,
       notificationUrl: string,
       known: PipedriveWebhook | null,
+      save?: SavePipedriveItems,
     ): Promise<PipedriveWebhook> {
-      const client = clientFor(settings, items);
+      const client = clientFor(settings, items, save);
       const { body } = await client.request<{ data: PipedriveWebhookRow[] | null }>({
         method: 'GET',
         path: '/api/v1/webhooks',
@@ -202,8 +304,8 @@ export function createPipedrivePort(settings: PipedriveSettings = {}) {
       return known && JSON.stringify(hook) === JSON.stringify(known) ? known : hook;
     },
     /** Persons, organizations and deals with their standard and custom fields. */
-    async discoverSchema(items: PipedriveItems, _companyId: string) {
-      const client = clientFor(settings, items);
+    async discoverSchema(items: PipedriveItems, _companyId: string, save?: SavePipedriveItems) {
+      const client = clientFor(settings, items, save);
       const tables = [];
       for (const type of PIPEDRIVE_ENTITY_TYPES) {
         const defs: PipedriveFieldDef[] = [];
@@ -226,14 +328,18 @@ export function createPipedrivePort(settings: PipedriveSettings = {}) {
 
 export type PipedrivePort = ReturnType<typeof createPipedrivePort>;
 
-/** The connector a run uses for one connection (tables are entity types). */
+/**
+ * The connector a run uses for one connection (tables are entity types); an OAuth access token it
+ * renews goes to `save`.
+ */
 export function createPipedriveRuntimeConnector(
   settings: PipedriveSettings,
   items: PipedriveItems,
+  save?: SavePipedriveItems,
 ): PipedriveConnector {
   return createPipedriveConnector({
     baseUrl: apiUrlOf(settings, items),
-    apiToken: tokenOf(items),
+    ...credentialsOf(settings, items, save),
     pool: settings.pool ?? null,
     ...settings.client,
   });

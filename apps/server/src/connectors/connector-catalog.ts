@@ -183,13 +183,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Pipedrive',
     connectorType: 'pipedrive',
-    // Available once registered: the company's API token (sign in with Pipedrive is not built yet).
+    // Sign in with Pipedrive (this server's app, when it has one) or the company's API token.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiToken', 'API token', 'password', {
+          optional: true,
           placeholder: '40 hexadecimal characters',
-          help: 'In Pipedrive: Settings > Personal preferences > API, then copy your personal API token. Lockstep reads and writes persons, organizations and deals (custom fields included) with the permissions of that user.',
+          help: 'Instead of signing in with Pipedrive: in Pipedrive, Settings > Personal preferences > API, then copy your personal API token. Lockstep reads and writes persons, organizations and deals (custom fields included) with the permissions of that user.',
         }),
       ],
     },
@@ -199,12 +200,13 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Attio',
     connectorType: 'attio',
-    // Available once registered: an API key (sign in with Attio is not built yet).
+    // Sign in with Attio (this server's app, when it has one) or an API key.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiKey', 'API key', 'password', {
-          help: 'In Attio: Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once); then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects).',
+          optional: true,
+          help: 'Instead of signing in with Attio: in Attio, Workspace settings > Developers > New access token, with Records read-write, Object configuration read and Webhooks read-write (changes in Attio then wake the sync at once), and List entries read-write with List configuration read for lists; then copy its token. Lockstep syncs the objects (People, Companies, Deals and custom objects) and the lists.',
         }),
       ],
     },

@@ -204,13 +204,26 @@ const hubspot = (settings: HubSpotSettings): ConnectorPort => {
 };
 
 /**
- * Attio: an API key (no OAuth yet); the API host is the server's (LOCKSTEP_ATTIO_API_URL). Its
- * webhook (record events) is made by API.
+ * Attio: sign in with Attio (this server's app on LOCKSTEP_ATTIO_OAUTH_URL; Attio's access tokens do
+ * not expire) or an API key; the API host is the server's (LOCKSTEP_ATTIO_API_URL). Its webhook
+ * (record events) is made by API.
  */
 const attio = (settings: AttioSettings): ConnectorPort => {
   const port = createAttioPort(settings);
   return {
     type: 'attio',
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Attio documents no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+    exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
     ensureWebhook: (secrets, baseId, url, known) =>
       guarded(() =>
         port.ensureWebhook(
@@ -227,14 +240,15 @@ const attio = (settings: AttioSettings): ConnectorPort => {
 };
 
 /**
- * Pipedrive: the company's API token (no OAuth yet); the API host is the server's
- * (LOCKSTEP_PIPEDRIVE_API_URL). Its webhooks (v2, one per object) are made by API.
+ * Pipedrive: sign in with Pipedrive (this server's app on LOCKSTEP_PIPEDRIVE_OAUTH_URL; the API on
+ * the company's host from the token answer; renewed access tokens saved on the connection) or the
+ * company's API token on LOCKSTEP_PIPEDRIVE_API_URL. Its webhooks (v2, one per object) are made by API.
  */
 const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
   const port = createPipedrivePort(settings);
   return {
     type: 'pipedrive',
-    ensureWebhook: (secrets, baseId, url, known) =>
+    ensureWebhook: (secrets, baseId, url, known, context) =>
       guarded(() =>
         port.ensureWebhook(
           secrets,
@@ -243,9 +257,21 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
           known?.secret
             ? { id: known.id, secret: known.secret, notificationUrl: known.notificationUrl }
             : null,
+          context?.saveItems,
         ),
       ),
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Pipedrive documents no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
   };
 };
 

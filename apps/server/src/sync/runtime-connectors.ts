@@ -119,12 +119,13 @@ export function attioRuntimeFactory(settings: AttioSettings): Factory {
 }
 
 /**
- * Pipedrive in runs: the company's API token per connection; the 2 s burst window per token shared
- * through the pool. One connector per connection's items, so the creates it made (idempotency keys)
- * and its field cache last across a run's chunks.
+ * Pipedrive in runs: the company's API token or OAuth tokens per connection; the 2 s burst window per
+ * token shared through the pool. One connector per connection's items, so the creates it made
+ * (idempotency keys) and its field cache last across a run's chunks. Access tokens it renews go to
+ * the connection through `save`.
  */
 export function pipedriveRuntimeFactory(settings: PipedriveSettings): Factory {
-  return cachedFactory((secrets) => createPipedriveRuntimeConnector(settings, secrets));
+  return cachedFactory((secrets, save) => createPipedriveRuntimeConnector(settings, secrets, save));
 }
 
 /**

@@ -183,6 +183,53 @@ describe('Attio simulator: auth and scopes', () => {
     );
     expect((await call(sim, 'GET', '/v2/self', undefined, 'unknown')).body).toEqual({ active: false });
   });
+
+  it('OAuth: registered redirect URLs only, the same redirect_uri at the exchange, and POST /oauth/introspect', async () => {
+    const { sim } = await start({
+      oauth: { clientId: 'client-2', clientSecret: 's3cret', redirectUris: ['https://app.example/cb'] },
+    });
+    const authorize = (redirect: string) =>
+      fetch(
+        `${sim.url}/authorize?client_id=client-2&response_type=code&redirect_uri=${encodeURIComponent(redirect)}`,
+        { redirect: 'manual' },
+      );
+    const elsewhere = await authorize('https://evil.example/cb');
+    expect(elsewhere.status).toBe(400);
+    expect(await elsewhere.json()).toMatchObject({ type: 'invalid_request_error', code: 'validation_type' });
+    const code = () =>
+      authorize('https://app.example/cb').then(
+        (r) => new URL(r.headers.get('location') ?? '').searchParams.get('code') ?? '',
+      );
+    const exchange = (c: string, redirect: string) =>
+      fetch(`${sim.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: 'client-2',
+          client_secret: 's3cret',
+          grant_type: 'authorization_code',
+          code: c,
+          redirect_uri: redirect,
+        }),
+      });
+    const mismatched = await exchange(await code(), 'https://app.example/other');
+    expect(mismatched.status).toBe(400);
+    expect(await mismatched.json()).toMatchObject({ code: 'invalid_grant' });
+    const granted = await exchange(await code(), 'https://app.example/cb');
+    expect(granted.status).toBe(200);
+    const { access_token } = (await granted.json()) as { access_token: string };
+    const introspect = (token: string) =>
+      fetch(`${sim.url}/oauth/introspect`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(await (await introspect(access_token)).json()).toMatchObject({
+      active: true,
+      client_id: 'client-2',
+      token_type: 'Bearer',
+      exp: null,
+      workspace_id: sim.state.workspace.id,
+    });
+    sim.revokeToken(access_token);
+    expect(await (await introspect(access_token)).json()).toEqual({ active: false });
+  });
 });
 
 describe('Attio simulator: webhooks', () => {

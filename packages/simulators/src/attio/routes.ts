@@ -35,6 +35,11 @@ export type OAuthApp = {
   clientSecret: string;
   /** Scopes granted to tokens of this app (default: every scope). */
   scopes?: string[];
+  /**
+   * The app's registered redirect URLs: `redirect_uri` must equal one of them exactly, as Attio
+   * requires (when not given, any URL is accepted).
+   */
+  redirectUris?: string[];
 };
 
 export type AttioServerOptions = {
@@ -529,6 +534,7 @@ export async function startAttioServer(
 
   const unauthorized = (message: string) => apiError(401, 'auth_error', 'unauthorized', message);
 
+  /** `GET /v2/self` and `POST /oauth/introspect`: the bearer token's workspace and scopes. */
   function self(req: SimRequest): SimResponse {
     const token = bearerToken(req.headers);
     if (!token) throw unauthorized('The Authorization header was not provided.');
@@ -560,6 +566,8 @@ export async function startAttioServer(
     if (!app || clientId !== app.clientId) throw validation('Unknown client_id.');
     if (req.query.get('response_type') !== 'code') throw validation('response_type must be "code".');
     if (!redirectUri || !URL.canParse(redirectUri)) throw validation('redirect_uri is required.');
+    if (app.redirectUris && !app.redirectUris.includes(redirectUri))
+      throw validation("redirect_uri does not match any of the app's redirect URLs.");
     // The simulated user approves at once.
     const code = state.secret();
     oauthCodes.set(code, { redirectUri });
@@ -579,6 +587,9 @@ export async function startAttioServer(
     const code = typeof b.code === 'string' ? oauthCodes.get(b.code) : undefined;
     if (!code)
       throw invalidRequest(400, 'invalid_grant', 'The authorization code is invalid or has been used.');
+    // RFC 6749 4.1.3: a redirect_uri sent with the exchange must be the one the code was issued for.
+    if (b.redirect_uri !== undefined && b.redirect_uri !== code.redirectUri)
+      throw invalidRequest(400, 'invalid_grant', 'redirect_uri does not match the authorization request.');
     oauthCodes.delete(b.code as string);
     const accessToken = state.secret();
     const member = state.members[0];
@@ -602,6 +613,7 @@ export async function startAttioServer(
         return authorize(req);
       if (req.method === 'POST' && req.path === '/oauth/token') return exchangeCode(req);
       if (req.method === 'GET' && req.path === '/v2/self') return self(req);
+      if (req.method === 'POST' && req.path === '/oauth/introspect') return self(req);
 
       let matched: { r: Route; params: Record<string, string> } | undefined;
       let pathMatched = false;

@@ -71,6 +71,11 @@ export type StartPipedriveSimulatorOptions = PipedriveStateOptions &
 export type PipedriveSimulator = {
   /** Use as the API's base: `${url}/api/v2`, `${url}/api/v1` (and `${url}` as the OAuth host). */
   url: string;
+  /**
+   * The company's own API host (`https://{company_domain}.pipedrive.com`), a second listener with
+   * the same API: the `api_domain` OAuth token answers give.
+   */
+  companyUrl: string;
   token: string;
   crm: CrmSeed | undefined;
   state: PipedriveState;
@@ -85,7 +90,10 @@ export type PipedriveSimulator = {
   flushWebhooks: () => Promise<void>;
   oauth: OAuthServer;
   faults: FaultInjector;
+  /** Every request, on either host. */
   requestLog: RequestLog;
+  /** The requests made on the company host (`companyUrl`). */
+  companyRequestLog: RequestLog;
   limiter: RateLimiter;
   clock: Clock;
   close: () => Promise<void>;
@@ -119,6 +127,7 @@ export async function startPipedriveSimulator(
   const app: ChangeSource = 'app';
   return {
     url: server.url,
+    companyUrl: server.companyUrl,
     token: DEFAULT_TOKEN,
     crm,
     state,
@@ -132,6 +141,7 @@ export async function startPipedriveSimulator(
     oauth: server.oauth,
     faults: server.faults,
     requestLog: server.requestLog,
+    companyRequestLog: server.companyRequestLog,
     limiter: server.limiter,
     clock: state.clock,
     close: async () => {

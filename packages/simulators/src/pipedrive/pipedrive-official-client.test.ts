@@ -280,7 +280,7 @@ describe('pipedrive (official client) against the simulator', () => {
     expect(sim.webhooks.active()).toEqual([]);
   });
 
-  it('OAuth2Configuration: exchanges a code, calls the API with the bearer token, refreshes', async () => {
+  it('OAuth2Configuration: its authorize page and code exchange, the API on api_domain with the bearer token, refresh and revoke', async () => {
     const { sim } = await start();
     const client = sim.oauth.clients.values().next().value;
     if (!client) throw new Error('client');
@@ -290,17 +290,33 @@ describe('pipedrive (official client) against the simulator', () => {
       redirectUri: client.redirectUri,
       host: sim.url,
     });
-    const token = await oauth.authorize(sim.oauth.authorize(client.clientId));
+    // The client's own authorize URL, as a browser opens it: consent redirects back with a code.
+    const consent = await fetch(`${oauth.authorizationUrl}&state=s1`, { redirect: 'manual' });
+    expect(consent.status).toBe(302);
+    const back = new URL(consent.headers.get('location') as string);
+    expect(back.origin + back.pathname).toBe(client.redirectUri);
+    expect(back.searchParams.get('state')).toBe('s1');
+    const token = await oauth.authorize(back.searchParams.get('code') as string);
     expect(token.token_type).toBe('Bearer');
     expect(token.expires_in).toBe(3599);
-    expect(oauth.basePath).toBe(`${sim.url}/api/v2`);
+    // The client sends its API calls to the company's host the token answer names.
+    expect(token.api_domain).toBe(sim.companyUrl);
+    expect(oauth.basePath).toBe(`${sim.companyUrl}/api/v2`);
     const persons = new v2.PersonsApi(
       new v2.Configuration({ accessToken: oauth.getAccessToken, basePath: oauth.basePath }),
     );
     const page = await persons.getPersons({ limit: 1 });
     expect(page.data).toHaveLength(1);
+    expect(sim.companyRequestLog.count({ method: 'GET', path: '/api/v2/persons' })).toBe(1);
     const refreshed = await oauth.tokenRefresh();
     expect(refreshed.access_token).not.toBe(token.access_token);
     expect(refreshed.refresh_token).toBe(token.refresh_token);
+    expect(refreshed.api_domain).toBe(sim.companyUrl);
+    // Revoking the refresh token (uninstalling) ends the access token too.
+    await oauth.revokeToken('refresh_token');
+    await expect(persons.getPersons({ limit: 1 })).rejects.toMatchObject({
+      errorCode: 401,
+      error: 'Invalid token: access token is invalid',
+    });
   });
 });

@@ -337,7 +337,9 @@ describe('Pipedrive simulator', () => {
     const granted = await token({ grant_type: 'authorization_code', code, redirect_uri: client.redirectUri });
     expect(granted.status).toBe(200);
     const tokens = (await granted.json()) as Record<string, unknown>;
-    expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3599, api_domain: sim.url });
+    // api_domain is the company's own host (a second listener), not the API host.
+    expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3599, api_domain: sim.companyUrl });
+    expect(sim.companyUrl).not.toBe(sim.url);
     // A code works once.
     expect((await token({ grant_type: 'authorization_code', code })).status).toBe(400);
 
@@ -359,8 +361,18 @@ describe('Pipedrive simulator', () => {
     expect(refreshed.status).toBe(200);
     const next = (await refreshed.json()) as Record<string, unknown>;
     expect(next.access_token).not.toBe(access);
-    const me = await call(sim, '/api/v1/users/me', { bearer: next.access_token as string });
-    expect(me.body.data).toMatchObject({ company_id: sim.state.companyId, api_domain: sim.url });
+    expect(next.api_domain).toBe(sim.companyUrl);
+    const onCompanyHost = sim.companyRequestLog.total;
+    const me = await fetch(`${next.api_domain}/api/v1/users/me`, {
+      headers: { authorization: `Bearer ${next.access_token}` },
+    });
+    expect(((await me.json()) as Json).data).toMatchObject({
+      company_id: sim.state.companyId,
+      api_domain: sim.companyUrl,
+    });
+    // The company host's requests are in its own log and in the log of every request.
+    expect(sim.companyRequestLog.total).toBe(onCompanyHost + 1);
+    expect(sim.requestLog.count({ path: '/api/v1/users/me' })).toBe(1);
     expect((await token({ grant_type: 'refresh_token', refresh_token: 'bogus' })).status).toBe(400);
     expect((await token({ grant_type: 'password' })).status).toBe(400);
 

@@ -61,11 +61,30 @@ export type OAuthServer = {
 };
 
 export type PipedriveServer = RunningServer & {
+  /**
+   * The company's own API host (`https://{company_domain}.pipedrive.com` in Pipedrive): a second
+   * listener serving the same API, the `api_domain` of every OAuth token answer.
+   */
+  companyUrl: string;
   faults: FaultInjector;
+  /** Every request, on either host. */
   requestLog: RequestLog;
+  /** The requests made on the company host only. */
+  companyRequestLog: RequestLog;
   limiter: RateLimiter;
   oauth: OAuthServer;
 };
+
+/** A request log that also records into another (the simulator's log of every request). */
+class TeeRequestLog extends RequestLog {
+  constructor(private readonly all: RequestLog) {
+    super();
+  }
+  override record(entry: Parameters<RequestLog['record']>[0]): void {
+    super.record(entry);
+    this.all.record(entry);
+  }
+}
 
 type Ctx = { req: SimRequest; origin: string; userId: number };
 
@@ -138,6 +157,9 @@ export async function startPipedriveServer(
   const requestLog = new RequestLog();
   const limiter = new RateLimiter(state.clock, options.rateLimit || {}, options.rateLimit !== false);
   const lifetime = options.oauthTokenLifetimeSeconds ?? OAUTH_TOKEN_LIFETIME_SECONDS;
+  const companyRequestLog = new TeeRequestLog(requestLog);
+  /** Set once the company host listens: OAuth token answers name it as `api_domain`. */
+  let companyUrl = '';
 
   // ---------------------------------------------------------------------------------------------
   // OAuth
@@ -167,7 +189,7 @@ export async function startPipedriveServer(
     },
   };
 
-  function issueTokens(clientId: string, userId: number, origin: string, refresh?: string): SimResponse {
+  function issueTokens(clientId: string, userId: number, refresh?: string): SimResponse {
     const access = `${state.companyId}:${userId}:${randomBytes(20).toString('hex')}`;
     state.tokens.add({
       token: access,
@@ -185,7 +207,8 @@ export async function startPipedriveServer(
       refresh_token: refreshToken,
       scope: 'base,contacts:full,deals:full',
       expires_in: lifetime,
-      api_domain: origin,
+      // The company's own host, where Pipedrive asks apps to send their API requests.
+      api_domain: companyUrl,
     });
   }
 
@@ -200,7 +223,7 @@ export async function startPipedriveServer(
   const oauthError = (status: number, error: string, description: string) =>
     json(status, { error, error_description: description });
 
-  function oauthRoute(req: SimRequest, origin: string): SimResponse | undefined {
+  function oauthRoute(req: SimRequest): SimResponse | undefined {
     if (req.path === '/oauth/authorize' && req.method === 'GET') {
       // The user approves at once: redirect back with a code (and the state given).
       const clientId = req.query.get('client_id') ?? '';
@@ -226,14 +249,14 @@ export async function startPipedriveServer(
         if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirectUri)
           return oauthError(400, 'invalid_grant', 'redirect_uri mismatch');
         codes.delete(body.code as string);
-        return issueTokens(client.clientId, code.userId, origin);
+        return issueTokens(client.clientId, code.userId);
       }
       if (body.grant_type === 'refresh_token') {
         const token = typeof body.refresh_token === 'string' ? body.refresh_token : '';
         const known = refreshTokens.get(token);
         if (!known || known.clientId !== client.clientId)
           return oauthError(400, 'invalid_grant', 'Invalid refresh token');
-        return issueTokens(client.clientId, known.userId, origin, token);
+        return issueTokens(client.clientId, known.userId, token);
       }
       return oauthError(
         400,
@@ -262,7 +285,7 @@ export async function startPipedriveServer(
 
   async function handle(req: SimRequest): Promise<SimResponse> {
     const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
-    const oauthResponse = oauthRoute(req, origin);
+    const oauthResponse = oauthRoute(req);
     if (oauthResponse) return oauthResponse;
 
     const parts = req.path.split('/').filter((p) => p !== '');
@@ -759,22 +782,37 @@ export async function startPipedriveServer(
     });
   }
 
-  const server = await startHttpServer({
-    handler: handle,
+  const listen = (log: RequestLog) =>
+    startHttpServer({
+      handler: handle,
+      faults,
+      log,
+      clock: state.clock,
+      rateLimitResponse: () => ({
+        status: 429,
+        body: rateLimitBody('burst'),
+        headers: {
+          'x-ratelimit-limit': String(limiter.burst),
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': '2',
+        },
+      }),
+    });
+  const server = await listen(requestLog);
+  const company = await listen(companyRequestLog);
+  companyUrl = company.url;
+  return {
+    url: server.url,
+    companyUrl,
+    close: async () => {
+      await Promise.all([server.close(), company.close()]);
+    },
     faults,
-    log: requestLog,
-    clock: state.clock,
-    rateLimitResponse: () => ({
-      status: 429,
-      body: rateLimitBody('burst'),
-      headers: {
-        'x-ratelimit-limit': String(limiter.burst),
-        'x-ratelimit-remaining': '0',
-        'x-ratelimit-reset': '2',
-      },
-    }),
-  });
-  return { ...server, faults, requestLog, limiter, oauth };
+    requestLog,
+    companyRequestLog,
+    limiter,
+    oauth,
+  };
 }
 
 export { SINGULAR };
