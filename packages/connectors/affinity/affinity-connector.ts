@@ -6,9 +6,15 @@
  * - `opportunities`: opportunities (name, their list);
  * - `list-<id>`: the entries of one list (its entity, the entity's name, when it was added) and the
  *   list's fields (list-specific and global).
- * Reads are v2 (cursor pagination, field data by `fieldIds`); writes are v1 (v2 writes nothing of
- * these): `POST/PUT/DELETE /persons`, `/organizations`, `/opportunities`, list entries
- * `POST/DELETE /lists/{id}/list-entries`, and field values `POST/PUT/DELETE /field-values`.
+ * Reads are v2 (cursor pagination, field data by `fieldIds`), but for opportunities, which v2 gives
+ * without their links: they are read from v1 (`GET /opportunities`, `GET /opportunities/{id}`).
+ * Writes are v1 (v2 writes nothing of these): `POST/PUT/DELETE /persons`, `/organizations`,
+ * `/opportunities`, list entries `POST/DELETE /lists/{id}/list-entries`, and field values
+ * `POST/PUT/DELETE /field-values`.
+ * - links: a person's Organizations (v2's `companies` association) and an opportunity's People and
+ *   Organizations are linked records (`references` names the table), written as the v1 id lists
+ *   (`organization_ids`, `person_ids`), each replaced whole. An organization's persons are the same
+ *   links and are not a field of their own.
  *
  * - read: Affinity has no modified-since filter on persons, companies, opportunities or list entries
  *   (v2 lists them by cursor only; v1's field value changes cover only fields that track changes, and

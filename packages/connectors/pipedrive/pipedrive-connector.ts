@@ -7,7 +7,9 @@
  *   (`custom_fields[hash]` in v2) shown under their names. Option fields (enum, set) store option
  *   ids: read as the options' labels and written back as ids. Emails and phones are lists of
  *   `{value, primary, label}`: the primary one is the canonical `email` / `phone` field (writing it
- *   replaces the primary and keeps the others).
+ *   replaces the primary and keeps the others). A record's owner and a deal's pipeline and stage are
+ *   selects of the names of the company's users, pipelines and stages (pipedrive-choices.ts), read
+ *   from the ids and written back as them.
  * - read: a full scan pages `GET /api/v2/{type}?limit=&cursor=` (<= 500); afterwards incremental reads
  *   page `updated_since` (>=, whole seconds) sorted by `update_time` ascending, from the previous
  *   read's start (Pipedrive's clock, the Date header) minus an overlap: the change signal is a
