@@ -147,6 +147,134 @@ describe('Affinity connector against the simulator', () => {
     expect(deals.get('createdAt')?.readOnly).toBe(true);
   });
 
+  it('links persons to organizations and opportunities to persons and organizations: read, written through v1, changed in the app', async () => {
+    const seed = seedOf(sim);
+    // Discovery: linked-record fields naming the table they link to; organizations get no second side.
+    const port = createAffinityPort({ apiUrl: sim.url, client: { perMinute: 0 } });
+    const tables = await port.discoverSchema({ apiKey: sim.token }, String(sim.state.tenant.id));
+    const fieldOf = (table: string, id: string) =>
+      tables.find((t) => t.remoteId === table)?.fields.find((f) => f.remoteId === id);
+    expect(fieldOf('persons', 'companies')).toMatchObject({
+      name: 'Organizations',
+      fieldType: 'relations',
+      readOnly: false,
+      options: { references: 'companies' },
+    });
+    expect(fieldOf('opportunities', 'persons')).toMatchObject({
+      fieldType: 'relations',
+      readOnly: false,
+      options: { references: 'persons' },
+    });
+    expect(fieldOf('opportunities', 'companies')).toMatchObject({ options: { references: 'companies' } });
+    expect(
+      tables.find((t) => t.remoteId === 'companies')?.fields.some((f) => f.fieldType === 'relations'),
+    ).toBe(false);
+
+    // Read: a page of persons carries each one's organizations (the v2 association field, one request).
+    const [o1, o2, o3] = seed.organizations.map(String) as [string, string, string];
+    const p1 = Number(seed.persons[0]);
+    const orgsOf = (id: number) => sim.state.person(id).organizationIds.map(String).sort();
+    sim.requestLog.reset();
+    const { records } = await readAll(connector, 'persons', null, 100);
+    const first = records.find((r) => r.id === String(p1));
+    expect(first?.fields.companies).toEqual(orgsOf(p1));
+    expect(sim.requestLog.byPath()['GET /v2/persons']).toBe(Math.ceil(sim.state.persons.size / 100));
+    const opps = await readAll(connector, 'opportunities', null, 100);
+    const opp = sim.state.opportunity(seed.opportunities[0] as number);
+    expect(opps.records.find((r) => r.id === String(opp.id))?.fields).toMatchObject({
+      persons: opp.personIds.map(String),
+      companies: opp.organizationIds.map(String),
+      listId: String(opp.listId),
+    });
+    // One v1 listing request for every opportunity (up to its page size), not one per record.
+    expect(sim.requestLog.byPath()['GET /opportunities']).toBe(1);
+
+    // Write: a person made with two organizations, then moved to a third (v1 organization_ids).
+    const [made] = await connector.write('persons', [
+      {
+        kind: 'create',
+        fields: {
+          firstName: 'Linda',
+          lastName: 'Linked',
+          primaryEmailAddress: 'linda@linked.example',
+          companies: [o1, o2],
+        },
+        idempotencyKey: 'links-1',
+      },
+    ]);
+    if (!made?.ok) throw new Error(JSON.stringify(made));
+    const linda = Number(made.remoteId);
+    expect(orgsOf(linda)).toEqual([o1, o2].sort());
+    // Affinity keeps both sides: the organization lists the person too.
+    expect(sim.state.organization(Number(o1)).personIds).toContain(linda);
+    expect(made.postImage?.fields.companies).toEqual([o1, o2].sort());
+    const [moved] = await connector.write('persons', [
+      {
+        kind: 'update',
+        remoteId: made.remoteId,
+        fields: { companies: [o3] },
+        expected: { companies: [o2, o1] },
+        idempotencyKey: 'links-2',
+      },
+    ]);
+    expect(moved?.ok).toBe(true);
+    expect(orgsOf(linda)).toEqual([o3]);
+    expect(sim.state.organization(Number(o1)).personIds).not.toContain(linda);
+
+    // Opportunities: made with a person and an organization, then their links replaced and emptied.
+    const listId = String(seed.lists.pipeline);
+    const [deal] = await connector.write('opportunities', [
+      {
+        kind: 'create',
+        fields: { name: 'Linked deal', listId, persons: [made.remoteId], companies: [o2] },
+        idempotencyKey: 'links-3',
+      },
+    ]);
+    if (!deal?.ok) throw new Error(JSON.stringify(deal));
+    const dealOf = () => sim.state.opportunity(Number(deal.remoteId));
+    expect(dealOf()).toMatchObject({ personIds: [linda], organizationIds: [Number(o2)] });
+    expect(deal.postImage?.fields).toMatchObject({ persons: [made.remoteId], companies: [o2] });
+    const [relinked] = await connector.write('opportunities', [
+      {
+        kind: 'update',
+        remoteId: deal.remoteId,
+        fields: { persons: [String(p1), made.remoteId], companies: null },
+        expected: { persons: [made.remoteId] },
+        idempotencyKey: 'links-4',
+      },
+    ]);
+    expect(relinked?.ok).toBe(true);
+    expect(dealOf().personIds.sort((a, b) => a - b)).toEqual([p1, linda].sort((a, b) => a - b));
+    expect(dealOf().organizationIds).toEqual([]);
+    // A link to something that is not an id fails that record alone.
+    const [bad] = await connector.write('opportunities', [
+      { kind: 'update', remoteId: deal.remoteId, fields: { companies: ['acme'] }, idempotencyKey: 'links-5' },
+    ]);
+    expect(bad).toMatchObject({ ok: false, error: { code: 'validation' } });
+
+    // Changed in the app: the next pass returns the person and the opportunity with their new links.
+    const cursorPersons = (await readAll(connector, 'persons', null, 100)).cursor;
+    const cursorOpps = (await readAll(connector, 'opportunities', null, 100)).cursor;
+    sim.update('person', linda, { organization_ids: [Number(o1)] });
+    sim.update('opportunity', Number(deal.remoteId), { organization_ids: [Number(o3)] });
+    const persons2 = await readAll(connector, 'persons', cursorPersons, 100);
+    expect(persons2.records.map((r) => [r.id, r.fields.companies])).toEqual([[made.remoteId, [o1]]]);
+    const opps2 = await readAll(connector, 'opportunities', cursorOpps, 100);
+    expect(opps2.records.map((r) => [r.id, r.fields.companies])).toEqual([[deal.remoteId, [o3]]]);
+    // A stale expectation on a link is a conflict, not a silent overwrite.
+    const [stale] = await connector.write('opportunities', [
+      {
+        kind: 'update',
+        remoteId: deal.remoteId,
+        fields: { companies: [o1] },
+        expected: { companies: [o2] },
+        idempotencyKey: 'links-6',
+      },
+    ]);
+    expect(stale).toMatchObject({ ok: false, error: { code: 'version_conflict' } });
+    expect(dealOf().organizationIds).toEqual([Number(o3)]);
+  });
+
   it('converts values both ways: names, emails, dropdowns, ranked dropdowns, numbers, dates, people, locations', async () => {
     const { pipeline } = seedOf(sim).lists;
     const owner = String(seedOf(sim).users[0]);

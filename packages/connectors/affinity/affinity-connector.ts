@@ -6,9 +6,15 @@
  * - `opportunities`: opportunities (name, their list);
  * - `list-<id>`: the entries of one list (its entity, the entity's name, when it was added) and the
  *   list's fields (list-specific and global).
- * Reads are v2 (cursor pagination, field data by `fieldIds`); writes are v1 (v2 writes nothing of
- * these): `POST/PUT/DELETE /persons`, `/organizations`, `/opportunities`, list entries
- * `POST/DELETE /lists/{id}/list-entries`, and field values `POST/PUT/DELETE /field-values`.
+ * Reads are v2 (cursor pagination, field data by `fieldIds`), but for opportunities, which v2 gives
+ * without their links: they are read from v1 (`GET /opportunities`, `GET /opportunities/{id}`).
+ * Writes are v1 (v2 writes nothing of these): `POST/PUT/DELETE /persons`, `/organizations`,
+ * `/opportunities`, list entries `POST/DELETE /lists/{id}/list-entries`, and field values
+ * `POST/PUT/DELETE /field-values`.
+ * - links: a person's Organizations (v2's `companies` association) and an opportunity's People and
+ *   Organizations are linked records (`references` names the table), written as the v1 id lists
+ *   (`organization_ids`, `person_ids`), each replaced whole. An organization's persons are the same
+ *   links and are not a field of their own.
  *
  * - read: Affinity has no modified-since filter on persons, companies, opportunities or list entries
  *   (v2 lists them by cursor only; v1's field value changes cover only fields that track changes, and
@@ -121,7 +127,31 @@ export type AffinityEntity = {
   isGlobal?: boolean;
   listId?: number;
   fields?: AffinityFieldValue[] | null;
+  /** An opportunity's persons and organizations (v1 `person_ids`, `organization_ids`). */
+  personIds?: number[] | null;
+  organizationIds?: number[] | null;
 };
+
+/** A v1 opportunity (`GET /opportunities`, `GET /opportunities/{id}`). */
+export type V1Opportunity = {
+  id: number;
+  name?: string | null;
+  person_ids?: number[] | null;
+  organization_ids?: number[] | null;
+  list_entries?: { id?: number; list_id?: number }[] | null;
+};
+
+/** A v1 opportunity in the shape the opportunities table reads (its list from its one list entry). */
+export function fromV1Opportunity(o: V1Opportunity): AffinityEntity {
+  const listId = o.list_entries?.[0]?.list_id;
+  return {
+    id: o.id,
+    name: o.name ?? null,
+    ...(listId !== undefined ? { listId } : {}),
+    personIds: o.person_ids ?? [],
+    organizationIds: o.organization_ids ?? [],
+  };
+}
 export type AffinityListEntry = {
   id: number;
   type?: string;
@@ -169,6 +199,29 @@ export const PERSON_BUILTINS: Builtin[] = [
     choices: ['external', 'internal', 'collaborator'],
   }),
 ];
+/**
+ * A person's organizations: v2 reads give them as the association field `companies` (a
+ * company-multi under `fields`, requested by id, cut at 100 by Affinity); v1 writes them as the
+ * person's `organization_ids` (the whole list). A linked record of Companies. An organization's
+ * persons are the same links seen from the other side: they are not a second field (v2 does not
+ * read them, and two fields for one link would write each other's changes back).
+ */
+export const PERSON_ORGANIZATIONS: Builtin = builtin(
+  'companies',
+  'Organizations',
+  'relations',
+  false,
+  (r) => toCanonical({ fieldType: 'relations' }, ent(r).fields?.find((f) => f.id === 'companies')?.value),
+  { references: 'companies', relationTarget: 'companies', multiple: true, v2FieldId: 'companies' },
+);
+
+/** The person built-ins, with Organizations when the account's person fields offer the association. */
+export function personBuiltins(metas: AffinityFieldMeta[]): Builtin[] {
+  return metas.some((m) => m.id === 'companies')
+    ? [...PERSON_BUILTINS, PERSON_ORGANIZATIONS]
+    : PERSON_BUILTINS;
+}
+
 export const COMPANY_BUILTINS: Builtin[] = [
   builtin('name', 'Name', 'text', false, (r) => ent(r).name),
   builtin('domain', 'Domain', 'text', false, (r) => ent(r).domain),
@@ -186,6 +239,25 @@ export const OPPORTUNITY_BUILTINS: Builtin[] = [
     (r) => (ent(r).listId === undefined ? null : String(ent(r).listId)),
     {
       createOnly: true,
+    },
+  ),
+  // Read from v1 (v2 gives an opportunity's id, name and list only), written as v1 `person_ids` and
+  // `organization_ids` (each the whole list).
+  builtin('persons', 'People', 'relations', false, (r) => (ent(r).personIds ?? []).map(String), {
+    references: 'persons',
+    relationTarget: 'persons',
+    multiple: true,
+  }),
+  builtin(
+    'companies',
+    'Organizations',
+    'relations',
+    false,
+    (r) => (ent(r).organizationIds ?? []).map(String),
+    {
+      references: 'companies',
+      relationTarget: 'companies',
+      multiple: true,
     },
   ),
 ];
@@ -369,8 +441,8 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     let builtins: Builtin[];
     let metas: AffinityFieldMeta[] = [];
     if (ref.kind === 'persons') {
-      builtins = PERSON_BUILTINS;
       metas = await allPages<AffinityFieldMeta>(client, '/v2/persons/fields');
+      builtins = personBuiltins(metas);
     } else if (ref.kind === 'companies') {
       builtins = COMPANY_BUILTINS;
       metas = await allPages<AffinityFieldMeta>(client, '/v2/companies/fields');
@@ -422,7 +494,15 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     return { id: String(r.id), fields };
   }
 
-  const fieldIdsQuery = (schema: AffinityTableSchema) => ({ fieldIds: schema.fields.map((f) => f.remoteId) });
+  /** The v2 fields a read asks for: the table's fields and the associations built-ins read. */
+  const fieldIdsQuery = (schema: AffinityTableSchema) => ({
+    fieldIds: [
+      ...schema.builtins.flatMap((b) =>
+        typeof b.options.v2FieldId === 'string' ? [b.options.v2FieldId] : [],
+      ),
+      ...schema.fields.map((f) => f.remoteId),
+    ],
+  });
 
   function listingPath(schema: AffinityTableSchema): string {
     switch (schema.ref.kind) {
@@ -442,10 +522,22 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     cursor: string | null,
     limit: number,
   ): Promise<{ items: Raw[]; next: string | null }> {
+    if (schema.ref.kind === 'opportunities') {
+      // v1: the only listing with an opportunity's persons and organizations. Its page token holds
+      // the query, so every page of a pass asks for the same page size.
+      const res = await client.request<{ opportunities?: V1Opportunity[]; next_page_token?: string | null }>({
+        method: 'GET',
+        path: withQuery('/opportunities', { page_size: pageLimit, page_token: cursor }),
+      });
+      return {
+        items: (res.body?.opportunities ?? []).map(fromV1Opportunity),
+        next: res.body?.next_page_token ?? null,
+      };
+    }
     const query = {
       limit,
       ...(cursor ? { cursor } : {}),
-      ...(schema.ref.kind === 'opportunities' ? {} : fieldIdsQuery(schema)),
+      ...fieldIdsQuery(schema),
     };
     const res = await client.request<Paged<Raw>>({
       method: 'GET',
@@ -458,6 +550,19 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
   async function fetchByIds(schema: AffinityTableSchema, ids: string[]): Promise<Raw[]> {
     const unique = [...new Set(ids)].filter((id) => /^\d+$/.test(id));
     const out: Raw[] = [];
+    if (schema.ref.kind === 'opportunities') {
+      // Neither version reads opportunities by ids with their links (v2 has no links, v1 no ids
+      // filter): one v1 read per opportunity.
+      for (const id of unique) {
+        try {
+          const res = await client.request<V1Opportunity>({ method: 'GET', path: `/opportunities/${id}` });
+          out.push(fromV1Opportunity(res.body));
+        } catch (e) {
+          if (!(e instanceof ConnectorError && e.code === 'not_found')) throw e;
+        }
+      }
+      return out;
+    }
     if (schema.ref.kind === 'list') {
       for (const id of unique) {
         try {
@@ -477,7 +582,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
       const query = {
         ids: chunk,
         limit: AFFINITY_MAX_PAGE_SIZE,
-        ...(schema.ref.kind === 'opportunities' ? {} : fieldIdsQuery(schema)),
+        ...fieldIdsQuery(schema),
       };
       out.push(...(await allPages<Raw>(client, withQuery(listingPath(schema), query))));
     }
@@ -633,6 +738,27 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
   }
 
   const str = (v: CanonicalValue | undefined) => (v === null || v === undefined ? null : String(v));
+
+  /** A linked-record value as the v1 id list that replaces the link (none: an empty list). */
+  function idList(name: string, v: CanonicalValue | undefined): number[] {
+    const raw = Array.isArray(v) ? v : v === null || v === undefined ? [] : [v];
+    const ids = raw.map((x) => Number(x));
+    if (ids.some((n) => !Number.isInteger(n) || n <= 0))
+      throw invalid(`${name}: ${JSON.stringify(v)} is not a list of Affinity ids`);
+    return [...new Set(ids)];
+  }
+
+  /** The v1 link lists (`organization_ids`, `person_ids`) among the written built-ins. */
+  function links(schema: AffinityTableSchema, b: Map<string, CanonicalValue>): Record<string, number[]> {
+    const out: Record<string, number[]> = {};
+    if (schema.ref.kind === 'persons' && b.has('companies'))
+      out.organization_ids = idList('Organizations', b.get('companies'));
+    if (schema.ref.kind === 'opportunities') {
+      if (b.has('persons')) out.person_ids = idList('People', b.get('persons'));
+      if (b.has('companies')) out.organization_ids = idList('Organizations', b.get('companies'));
+    }
+    return out;
+  }
 
   /**
    * A person's v1 `first_name` and `last_name` from the written built-ins: the full name's parts,
@@ -793,7 +919,13 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
         const res = await client.request<{ id: number }>({
           method: 'POST',
           path: '/persons',
-          body: { first_name: null, last_name: null, ...personName(b), emails: email ? [email] : [] },
+          body: {
+            first_name: null,
+            last_name: null,
+            ...personName(b),
+            emails: email ? [email] : [],
+            ...links(schema, b),
+          },
         });
         entityId = res.body.id;
       } catch (error) {
@@ -825,7 +957,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
       const res = await client.request<{ id: number; list_entries?: { id: number; list_id?: number }[] }>({
         method: 'POST',
         path: '/opportunities',
-        body: { name, list_id: listId },
+        body: { name, list_id: listId, ...links(schema, b) },
       });
       entityId = res.body.id;
       if (schema.ref.kind === 'list') {
@@ -860,7 +992,7 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
     const plan = await planFieldValues(schema, custom);
     const e = before as AffinityEntity;
     if (schema.ref.kind === 'persons' && b.size > 0) {
-      const body: Record<string, unknown> = personName(b);
+      const body: Record<string, unknown> = { ...personName(b), ...links(schema, b) };
       if (b.has('primaryEmailAddress')) {
         const email = str(b.get('primaryEmailAddress'));
         const old = e.primaryEmailAddress?.toLowerCase();
@@ -876,12 +1008,11 @@ export function createAffinityConnector(options: AffinityConnectorOptions): Affi
       if (b.has('name')) body.name = str(b.get('name'));
       if (b.has('domain')) body.domain = str(b.get('domain'));
       await client.request({ method: 'PUT', path: `/organizations/${e.id}`, body });
-    } else if (schema.ref.kind === 'opportunities' && b.has('name')) {
-      await client.request({
-        method: 'PUT',
-        path: `/opportunities/${e.id}`,
-        body: { name: str(b.get('name')) },
-      });
+    } else if (schema.ref.kind === 'opportunities' && b.size > 0) {
+      const body: Record<string, unknown> = links(schema, b);
+      if (b.has('name')) body.name = str(b.get('name'));
+      if (Object.keys(body).length > 0)
+        await client.request({ method: 'PUT', path: `/opportunities/${e.id}`, body });
     } else if (schema.ref.kind === 'list' && b.has('entityName')) {
       const entityId = (before as AffinityListEntry).entity?.id;
       await client.request({

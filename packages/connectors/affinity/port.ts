@@ -21,7 +21,7 @@ import {
   createAffinityConnector,
   listBuiltins,
   OPPORTUNITY_BUILTINS,
-  PERSON_BUILTINS,
+  personBuiltins,
 } from './affinity-connector';
 import { type AffinityField, type AffinityFieldMeta, affinityFields } from './affinity-values';
 import { AFFINITY_MAX_WEBHOOK_SUBSCRIPTIONS, AFFINITY_WEBHOOK_EVENTS } from './webhooks';
@@ -205,7 +205,13 @@ export function createAffinityPort(settings: AffinitySettings = {}) {
       const personMetas = await allPages<AffinityFieldMeta>(client, '/v2/persons/fields');
       const companyMetas = await allPages<AffinityFieldMeta>(client, '/v2/companies/fields');
       const tables = [
-        affinityDiscoveredTable('persons', 'People', PERSON_BUILTINS, personMetas, await v1('entity_type=0')),
+        affinityDiscoveredTable(
+          'persons',
+          'People',
+          personBuiltins(personMetas),
+          personMetas,
+          await v1('entity_type=0'),
+        ),
         affinityDiscoveredTable(
           'companies',
           'Companies',

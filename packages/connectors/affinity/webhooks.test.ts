@@ -32,8 +32,22 @@ describe('parseAffinityWebhook', () => {
 
   it('maps persons and organizations to their tables and to every list (entries show their names)', () => {
     expect(woken(delivery('person.created', { id: 5 }))).toEqual(['persons', 'list-11', 'list-12']);
-    expect(woken(delivery('organization.deleted', { id: 5 }))).toEqual(['companies', 'list-11', 'list-12']);
-    expect(woken(delivery('organization.merged', { id: 5 }))).toEqual(['companies', 'list-11', 'list-12']);
+    // An organization's persons are the persons' Organizations links: persons are read again.
+    expect(woken(delivery('organization.updated', { id: 5, person_ids: [1] }))).toEqual([
+      'persons',
+      'companies',
+      'list-11',
+      'list-12',
+    ]);
+    // Gone or merged away: the opportunities linked to it lose the link.
+    expect(woken(delivery('organization.deleted', { id: 5 }))).toEqual(TABLES);
+    expect(woken(delivery('organization.merged', { id: 5 }))).toEqual(TABLES);
+    expect(woken(delivery('person.deleted', { id: 5 }))).toEqual([
+      'persons',
+      'opportunities',
+      'list-11',
+      'list-12',
+    ]);
   });
 
   it('maps an opportunity to opportunities and the list its entry names', () => {

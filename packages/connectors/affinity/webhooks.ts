@@ -79,10 +79,15 @@ export function parseAffinityWebhook(raw: string): AffinityWebhookEvent | null {
   switch (object) {
     case 'person':
       tables.add('persons');
+      // A person gone (or merged away) leaves the opportunities it was linked to.
+      if (type !== 'person.created' && type !== 'person.updated') tables.add('opportunities');
       anyList = true;
       break;
     case 'organization':
       tables.add('companies');
+      // Its persons are the persons' Organizations links, kept on the persons table.
+      tables.add('persons');
+      if (type !== 'organization.created' && type !== 'organization.updated') tables.add('opportunities');
       anyList = true;
       break;
     case 'opportunity': {

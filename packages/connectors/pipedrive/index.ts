@@ -17,6 +17,13 @@ export {
   pipedriveRateLimitStore,
 } from './pipedrive-api';
 export {
+  choiceOptions,
+  fetchPipedriveChoices,
+  type PipedriveChoiceKind,
+  type PipedriveChoices,
+  type PipedriveOption,
+} from './pipedrive-choices';
+export {
   createPipedriveConnector,
   customFieldType,
   entityTypeOf,

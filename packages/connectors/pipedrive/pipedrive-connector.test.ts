@@ -3,6 +3,7 @@ import { ManualClock, type PipedriveSimulator, startPipedriveSimulator } from '@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readAll, runConformanceSuite } from '../sdk/conformance';
 import { mapPipedriveError, untilMidnightUtc } from './pipedrive-api';
+import { choiceOptions } from './pipedrive-choices';
 import {
   createPipedriveConnector,
   fromCanonical,
@@ -138,6 +139,70 @@ describe('Pipedrive values and helpers (pure)', () => {
     expect(fromCanonical(by('org_id'), null)).toBeNull();
     expect(() => fromCanonical(by('person_id'), ['1', '2'])).toThrow(/links one person, not 2/);
     expect(() => fromCanonical(by('org_id'), ['recXYZ'])).toThrow(/is not an id/);
+  });
+
+  it('names owners, pipelines and stages uniquely: a shared user name by email, a shared stage name by pipeline', () => {
+    const options = (kind: 'users' | 'pipelines' | 'stages') =>
+      choiceOptions(
+        {
+          users: [
+            { id: 1, name: 'Alex', email: 'alex@a.example' },
+            { id: 2, name: 'Alex', email: 'alex@b.example' },
+            { id: 3, name: 'Sam', email: 'sam@a.example' },
+          ],
+          pipelines: [
+            { id: 10, name: 'Sales' },
+            { id: 11, name: 'Renewals' },
+          ],
+          stages: [
+            { id: 102, name: 'Won over', pipeline_id: 10, order_nr: 2 },
+            { id: 101, name: 'Qualified', pipeline_id: 10, order_nr: 1 },
+            { id: 110, name: 'Qualified', pipeline_id: 11, order_nr: 1 },
+            { id: 120, name: 'Orphan', pipeline_id: 99, order_nr: 1 },
+          ],
+        },
+        kind,
+      );
+    expect(options('users')).toEqual([
+      { id: 1, label: 'Alex (alex@a.example)' },
+      { id: 2, label: 'Alex (alex@b.example)' },
+      { id: 3, label: 'Sam' },
+    ]);
+    expect(options('pipelines')).toEqual([
+      { id: 10, label: 'Sales' },
+      { id: 11, label: 'Renewals' },
+    ]);
+    // In pipeline order, then stage order; a stage of a pipeline that is gone is left out.
+    expect(options('stages')).toEqual([
+      { id: 101, label: 'Qualified (Sales)' },
+      { id: 102, label: 'Won over' },
+      { id: 110, label: 'Qualified (Renewals)' },
+    ]);
+  });
+
+  it('reads an owner, pipeline and stage id as its name and writes the name back as the id', () => {
+    const deals = pipedriveFields('deals', [], {
+      users: [{ id: 7, name: 'Sam Seller' }],
+      pipelines: [{ id: 1, name: 'Sales' }],
+      stages: [{ id: 3, name: 'Proposal Made', pipeline_id: 1 }],
+    });
+    const by = (id: string) => deals.find((f) => f.remoteId === id) as PipedriveField;
+    for (const id of ['owner_id', 'pipeline_id', 'stage_id'])
+      expect(by(id)).toMatchObject({ fieldType: 'single_select', kind: 'named' });
+    expect(toCanonical(by('owner_id'), 7)).toBe('Sam Seller');
+    expect(toCanonical(by('stage_id'), 3)).toBe('Proposal Made');
+    expect(toCanonical(by('pipeline_id'), 1)).toBe('Sales');
+    // An id that is not (or no longer) an option reads as the id: never as another name.
+    expect(toCanonical(by('stage_id'), 99)).toBe('99');
+    expect(fromCanonical(by('owner_id'), 'sam seller')).toBe(7);
+    expect(fromCanonical(by('stage_id'), 'Proposal Made')).toBe(3);
+    expect(fromCanonical(by('stage_id'), null)).toBeNull();
+    expect(() => fromCanonical(by('stage_id'), 'Closing')).toThrow(/not one of its options.*Proposal Made/);
+    // Without the lists (older callers), the ids stay numbers.
+    expect(pipedriveFields('deals', []).find((f) => f.remoteId === 'stage_id')).toMatchObject({
+      fieldType: 'number',
+      kind: 'int',
+    });
   });
 
   it('packs ids compactly and back', () => {
@@ -390,6 +455,70 @@ describe('Pipedrive connector against the simulator', () => {
       { value: 'vera@home.example', primary: false, label: 'home' },
     ]);
     expect(updated?.ok && updated.postImage?.fields[f.interests.key]).toBeNull();
+  });
+
+  it('syncs a deal owner, pipeline and stage by name: read, written back as ids, an in-app change read', async () => {
+    const fields = await connector.fieldsOf('deals');
+    const stage = fields.find((x) => x.remoteId === 'stage_id');
+    expect(stage).toMatchObject({ fieldType: 'single_select', kind: 'named' });
+    expect(stage?.options?.map((o) => o.label)).toEqual(sim.state.stages.map((s) => s.name));
+    expect(fields.find((x) => x.remoteId === 'owner_id')?.options?.map((o) => o.label)).toEqual(
+      sim.state.users.map((u) => u.name),
+    );
+    // Discovery offers the same names as the select's choices (what the engine checks values against).
+    const port = createPipedrivePort({ apiUrl: sim.url, client: { perTwoSeconds: 0 } });
+    const tables = await port.discoverSchema({ apiToken: sim.token }, String(sim.state.companyId));
+    const discovered = tables
+      .find((t) => t.remoteId === 'deals')
+      ?.fields.find((f) => f.remoteId === 'stage_id');
+    expect(discovered).toMatchObject({ fieldType: 'single_select' });
+    expect(discovered?.options.choices).toEqual(sim.state.stages.map((s) => s.name));
+
+    const [sam, alex] = [sim.state.users[1], sim.state.users[0]];
+    if (!sam || !alex) throw new Error('no users');
+    const [made] = await connector.write('deals', [
+      {
+        kind: 'create',
+        fields: { title: 'Named deal', owner_id: sam.name, pipeline_id: 'Partnerships', stage_id: 'Signed' },
+        idempotencyKey: 'named-1',
+      },
+    ]);
+    if (!made?.ok) throw new Error(JSON.stringify(made));
+    const deal = () => sim.state.get('deals', Number(made.remoteId));
+    // On the wire, ids.
+    expect(deal()?.values).toMatchObject({ owner_id: sam.id, pipeline_id: 2, stage_id: 6 });
+    expect(made.postImage?.fields).toMatchObject({
+      owner_id: sam.name,
+      pipeline_id: 'Partnerships',
+      stage_id: 'Signed',
+    });
+    // A stage of another pipeline moves the deal there (Pipedrive sets the pipeline from the stage).
+    const [moved] = await connector.write('deals', [
+      {
+        kind: 'update',
+        remoteId: made.remoteId,
+        fields: { stage_id: 'Proposal Made', owner_id: alex.name },
+        expected: { stage_id: 'Signed' },
+        idempotencyKey: 'named-2',
+      },
+    ]);
+    expect(moved?.ok).toBe(true);
+    expect(deal()?.values).toMatchObject({ owner_id: alex.id, pipeline_id: 1, stage_id: 3 });
+    // An unknown name fails that record alone, before anything is sent.
+    const writes = sim.requestLog.count({ method: 'PATCH' });
+    const [refusedStage] = await connector.write('deals', [
+      { kind: 'update', remoteId: made.remoteId, fields: { stage_id: 'Closing' }, idempotencyKey: 'named-3' },
+    ]);
+    expect(refusedStage).toMatchObject({ ok: false, error: { code: 'validation' } });
+    expect(sim.requestLog.count({ method: 'PATCH' })).toBe(writes);
+    // A change made in Pipedrive reads as the new names.
+    sim.update('deals', Number(made.remoteId), { stage_id: 4, owner_id: sam.id });
+    const [back] = await connector.readRecords('deals', [made.remoteId]);
+    expect(back?.fields).toMatchObject({
+      owner_id: sam.name,
+      pipeline_id: 'Sales',
+      stage_id: 'Negotiations Started',
+    });
   });
 
   it('fails one bad record alone with a clear message; the rest land', async () => {

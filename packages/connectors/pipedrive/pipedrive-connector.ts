@@ -7,7 +7,9 @@
  *   (`custom_fields[hash]` in v2) shown under their names. Option fields (enum, set) store option
  *   ids: read as the options' labels and written back as ids. Emails and phones are lists of
  *   `{value, primary, label}`: the primary one is the canonical `email` / `phone` field (writing it
- *   replaces the primary and keeps the others).
+ *   replaces the primary and keeps the others). A record's owner and a deal's pipeline and stage are
+ *   selects of the names of the company's users, pipelines and stages (pipedrive-choices.ts), read
+ *   from the ids and written back as them.
  * - read: a full scan pages `GET /api/v2/{type}?limit=&cursor=` (<= 500); afterwards incremental reads
  *   page `updated_since` (>=, whole seconds) sorted by `update_time` ascending, from the previous
  *   read's start (Pipedrive's clock, the Date header) minus an overlap: the change signal is a
@@ -50,6 +52,12 @@ import {
   type PipedriveClientOptions,
   pipedriveUserMessage,
 } from './pipedrive-api';
+import {
+  choiceOptions,
+  fetchPipedriveChoices,
+  type PipedriveChoiceKind,
+  type PipedriveChoices,
+} from './pipedrive-choices';
 
 export const PIPEDRIVE_ENTITY_TYPES = ['persons', 'organizations', 'deals'] as const;
 export type PipedriveEntityType = (typeof PIPEDRIVE_ENTITY_TYPES)[number];
@@ -81,7 +89,7 @@ export type PipedriveFieldDef = {
   options?: { id: number | string; label: string }[] | null;
 };
 
-type Kind = 'plain' | 'int' | 'link' | 'primary_email' | 'primary_phone' | 'address' | 'custom';
+type Kind = 'plain' | 'int' | 'link' | 'named' | 'primary_email' | 'primary_phone' | 'address' | 'custom';
 
 /** A synced field: a standard v2 attribute or a custom field. */
 export type PipedriveField = {
@@ -109,6 +117,8 @@ type Standard = {
   readOnly?: boolean;
   choices?: string[];
   references?: PipedriveEntityType;
+  /** An id attribute synced as the name it stands for (a user, a pipeline, a stage). */
+  named?: PipedriveChoiceKind;
 };
 
 const ID: Standard = { key: 'id', label: 'ID', type: 'number', kind: 'int', readOnly: true };
@@ -125,7 +135,15 @@ const ORGANIZATION: Standard = {
   kind: 'link',
   references: 'organizations',
 };
-const OWNER: Standard = { key: 'owner_id', v1Key: 'owner_id', label: 'Owner', type: 'number', kind: 'int' };
+/** A record's owner: one of the company's users, by name (written back as the user's id). */
+const OWNER: Standard = {
+  key: 'owner_id',
+  v1Key: 'owner_id',
+  label: 'Owner',
+  type: 'number',
+  kind: 'int',
+  named: 'users',
+};
 
 /** The v2 attributes synced per type (others, e.g. label_ids and visible_to, are left alone). */
 const STANDARD: Record<PipedriveEntityType, Standard[]> = {
@@ -168,8 +186,9 @@ const STANDARD: Record<PipedriveEntityType, Standard[]> = {
       label: 'Pipeline',
       type: 'number',
       kind: 'int',
+      named: 'pipelines',
     },
-    { key: 'stage_id', v1Key: 'stage_id', label: 'Stage', type: 'number', kind: 'int' },
+    { key: 'stage_id', v1Key: 'stage_id', label: 'Stage', type: 'number', kind: 'int', named: 'stages' },
     {
       key: 'person_id',
       v1Key: 'person_id',
@@ -232,22 +251,45 @@ export function customFieldType(fieldType: string): CanonicalFieldType | undefin
 /** The entity type a linking custom field points at (`org`, `people`). */
 const CUSTOM_REFERENCES: Record<string, PipedriveEntityType> = { org: 'organizations', people: 'persons' };
 
-/** The fields of a type: the standard attributes (named by the account) and its custom fields. */
-export function pipedriveFields(type: PipedriveEntityType, defs: PipedriveFieldDef[]): PipedriveField[] {
+/**
+ * A standard attribute as a synced field. Given the company's users, pipelines and stages, an id
+ * attribute that names one of them (owner, pipeline, stage) is a select of their names; without
+ * them it stays the bare number.
+ */
+function standardField(
+  s: Standard,
+  def: PipedriveFieldDef | undefined,
+  choices?: PipedriveChoices,
+): PipedriveField {
+  const field: PipedriveField = {
+    remoteId: s.key,
+    name: def?.name?.trim() || s.label,
+    fieldType: s.type,
+    readOnly: s.readOnly === true,
+    kind: s.kind,
+    pipedriveType: def?.field_type ?? s.type,
+    ...(s.choices ? { options: s.choices.map((c) => ({ id: c, label: c })) } : {}),
+    ...(s.references ? { references: s.references } : {}),
+  };
+  if (s.named && choices)
+    return { ...field, fieldType: 'single_select', kind: 'named', options: choiceOptions(choices, s.named) };
+  return field;
+}
+
+/**
+ * The fields of a type: the standard attributes (named by the account) and its custom fields; with
+ * `choices`, owners, pipelines and stages are selects of names (pipedrive-choices.ts).
+ */
+export function pipedriveFields(
+  type: PipedriveEntityType,
+  defs: PipedriveFieldDef[],
+  choices?: PipedriveChoices,
+): PipedriveField[] {
   const byKey = new Map(defs.map((d) => [d.key, d]));
   const out: PipedriveField[] = STANDARD[type].map((s) => {
     const keys = s.v1Key === undefined ? [] : Array.isArray(s.v1Key) ? s.v1Key : [s.v1Key];
     const def = keys.map((k) => byKey.get(k)).find((d) => d !== undefined);
-    return {
-      remoteId: s.key,
-      name: def?.name?.trim() || s.label,
-      fieldType: s.type,
-      readOnly: s.readOnly === true,
-      kind: s.kind,
-      pipedriveType: def?.field_type ?? s.type,
-      ...(s.choices ? { options: s.choices.map((c) => ({ id: c, label: c })) } : {}),
-      ...(s.references ? { references: s.references } : {}),
-    };
+    return standardField(s, def, choices);
   });
   const taken = new Set(out.map((f) => f.name.toLowerCase()));
   for (const d of defs) {
@@ -331,7 +373,8 @@ export function toCanonical(field: PipedriveField, raw: unknown): CanonicalValue
     const o = value as Record<string, unknown>;
     value = 'value' in o ? o.value : 'id' in o ? o.id : null;
   }
-  if (field.fieldType === 'single_select' && field.kind === 'custom') value = labelOf(field, value);
+  if (field.fieldType === 'single_select' && (field.kind === 'custom' || field.kind === 'named'))
+    value = labelOf(field, value);
   // A link holds one entity's id: the list of that one id (a linked record), or none.
   if (field.fieldType === 'relations')
     value = value === null || value === undefined || value === '' || value === 0 ? null : [String(value)];
@@ -400,6 +443,8 @@ export function fromCanonical(field: PipedriveField, value: CanonicalValue): unk
       return id;
     }
     case 'single_select':
+      // An owner, pipeline or stage is written as the id its name stands for (a number).
+      if (field.kind === 'named') return Number(optionIdFor(field, String(value)));
       return field.kind === 'custom' ? optionIdFor(field, String(value)) : String(value);
     case 'multi_select': {
       const list = Array.isArray(value) ? value.map(String) : [String(value)];
@@ -558,8 +603,19 @@ export function createPipedriveConnector(options: PipedriveConnectorOptions): Pi
     return defs;
   }
 
+  const choiceCache = new Map<PipedriveEntityType, { at: number; choices: PipedriveChoices }>();
+  /** The company's users (and for deals its pipelines and stages), cached like the field definitions. */
+  async function choicesOf(type: PipedriveEntityType, refresh = false): Promise<PipedriveChoices> {
+    const known = choiceCache.get(type);
+    if (known && !refresh && now() - known.at <= SCHEMA_MAX_AGE_MS) return known.choices;
+    const choices = await fetchPipedriveChoices(client, type);
+    choiceCache.set(type, { at: now(), choices });
+    return choices;
+  }
+
   async function fieldsOf(table: string, refresh = false): Promise<PipedriveField[]> {
-    return pipedriveFields(entityTypeOf(table), await describe(table, refresh));
+    const type = entityTypeOf(table);
+    return pipedriveFields(type, await describe(table, refresh), await choicesOf(type, refresh));
   }
 
   function toRecord(fields: PipedriveField[], e: Entity): RecordData {

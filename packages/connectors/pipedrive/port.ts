@@ -26,6 +26,7 @@ import {
   type PipedriveClientOptions,
   pipedriveCurrentUser,
 } from './pipedrive-api';
+import { fetchPipedriveChoices, type PipedriveChoices } from './pipedrive-choices';
 import {
   createPipedriveConnector,
   PIPEDRIVE_ENTITY_TYPES,
@@ -155,9 +156,16 @@ function clientFor(settings: PipedriveSettings, items: PipedriveItems, save?: Sa
   });
 }
 
-/** Discovery of one entity type: its synced fields as canonical fields. */
-export function pipedriveDiscoveredTable(type: PipedriveEntityType, defs: PipedriveFieldDef[]) {
-  const fields = pipedriveFields(type, defs);
+/**
+ * Discovery of one entity type: its synced fields as canonical fields (with `choices`, owners,
+ * pipelines and stages as selects of their names).
+ */
+export function pipedriveDiscoveredTable(
+  type: PipedriveEntityType,
+  defs: PipedriveFieldDef[],
+  choices?: PipedriveChoices,
+) {
+  const fields = pipedriveFields(type, defs, choices);
   const synced = new Set(fields.map((f) => f.remoteId));
   return {
     remoteId: type,
@@ -319,7 +327,7 @@ export function createPipedrivePort(settings: PipedriveSettings = {}) {
           if (!p?.more_items_in_collection) break;
           start = p.next_start ?? start + (body?.data?.length ?? 0);
         }
-        tables.push(pipedriveDiscoveredTable(type, defs));
+        tables.push(pipedriveDiscoveredTable(type, defs, await fetchPipedriveChoices(client, type)));
       }
       return tables;
     },

@@ -36,6 +36,11 @@ beforeAll(async () => {
   await sql(
     `create table people (id serial primary key, email text not null unique, first_name text, last_name text, job_title text)`,
   );
+  // For the links test (made here: the server keeps the database's schema it discovered first).
+  await sql(
+    `create table orgs (id serial primary key, name text not null unique);
+     create table contacts (id serial primary key, email text not null unique, first_name text, org_id int references orgs(id))`,
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -258,4 +263,124 @@ describe('Affinity <-> PostgreSQL through the runtime', () => {
     const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
     expect(failed).toEqual([]);
   }, 240_000);
+
+  it("a person's organization travels both ways as a foreign key to the organization's partner row", async () => {
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'affinity',
+      connectionItems: { apiKey: sim.token },
+    });
+    const pgConn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: pgUrl },
+    });
+    const core = await api('POST', '/rest/core-bases', { name: 'Affinity links <-> contacts' });
+    await api('POST', '/rest/external-bases', {
+      type: 'affinity',
+      name: 'Affinity',
+      remoteId: String(sim.state.tenant.id),
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const full = await api('POST', '/rest/external-bases', {
+      type: 'postgresql',
+      name: 'Contacts',
+      remoteId: 'public',
+      coreBaseId: core.id,
+      externalConnectionId: pgConn.id,
+      side: 'right',
+    });
+    type Column = { id: string; name: string; fieldType?: string; options?: { references?: string } };
+    type Table = { id: string; name: string; externalColumns: Column[] };
+    const table = (s: 'leftExternalBase' | 'rightExternalBase', name: string) =>
+      (full[s].externalTables as Table[]).find((x) => x.name === name) as Table;
+    const col = (tbl: Table, name: string) => {
+      const c = tbl.externalColumns.find((x) => x.name === name);
+      if (!c) throw new Error(`no column ${name} in ${tbl.externalColumns.map((x) => x.name).join(', ')}`);
+      return c;
+    };
+    const [people, companies] = [table('leftExternalBase', 'People'), table('leftExternalBase', 'Companies')];
+    const [contacts, orgs] = [table('rightExternalBase', 'contacts'), table('rightExternalBase', 'orgs')];
+    // A person's Organizations: a linked record of Companies, as the foreign key is one of orgs.
+    expect(col(people, 'Organizations')).toMatchObject({
+      fieldType: 'relations',
+      options: { references: 'companies' },
+    });
+    const pair = (l: Table, lc: string, r: Table, rc: string) => ({
+      leftColumnId: col(l, lc).id,
+      rightColumnId: col(r, rc).id,
+    });
+    await api('PATCH', `/rest/core-bases/${core.id}`, {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: people.id,
+            rightTableId: contacts.id,
+            matchOnFieldId: col(people, 'Primary email').id,
+            columnMappings: [
+              pair(people, 'Primary email', contacts, 'email'),
+              pair(people, 'First name', contacts, 'first_name'),
+              pair(people, 'Organizations', contacts, 'org_id'),
+            ],
+          },
+          {
+            leftTableId: companies.id,
+            rightTableId: orgs.id,
+            matchOnFieldId: col(companies, 'Name').id,
+            columnMappings: [pair(companies, 'Name', orgs, 'name')],
+          },
+        ],
+      },
+    });
+    /** Each contact's organization name, by email. */
+    const pgOrgs = async () =>
+      new Map(
+        (await sql('select c.email, o.name from contacts c left join orgs o on o.id = c.org_id')).map((r) => [
+          r.email as string,
+          (r.name as string | null) ?? null,
+        ]),
+      );
+    const affinityOrg = (personId: number) => {
+      const [id] = sim.state.person(personId).organizationIds;
+      return id === undefined ? null : sim.state.organization(id).name;
+    };
+    const seed = sim.seed;
+    if (!seed) throw new Error('seeded');
+    const [p1, p2] = seed.persons.filter((id) => sim.state.persons.has(id)) as [number, number];
+    const email = (id: number) => sim.state.person(id).emails[0] as string;
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await settle(core.id, async () => {
+      const now = await pgOrgs();
+      return now.size === sim.state.persons.size && now.get(email(p1)) === affinityOrg(p1);
+    });
+    // Every person's one organization arrived as the foreign key to that organization's row.
+    const firstSync = await pgOrgs();
+    for (const p of sim.state.persons.values())
+      if (p.organizationIds.length <= 1)
+        expect(firstSync.get(p.emails[0] as string), p.emails[0]).toBe(affinityOrg(p.id));
+
+    // Set in PostgreSQL: the person's organizations in Affinity become that organization (v1 organization_ids).
+    const other = [...sim.state.organizations.values()].find((o) => o.name !== affinityOrg(p1));
+    if (!other) throw new Error('two organizations');
+    await sql('update contacts set org_id = (select id from orgs where name = $2) where email = $1', [
+      email(p1),
+      other.name,
+    ]);
+    await syncNow(core.id, () => sim.state.person(p1).organizationIds.join() === String(other.id));
+    expect(sim.state.organization(other.id).personIds).toContain(p1);
+
+    // Changed in Affinity: the foreign key follows.
+    const third = [...sim.state.organizations.values()].find((o) => o.name !== affinityOrg(p2));
+    if (!third) throw new Error('two organizations');
+    sim.update('person', p2, { organization_ids: [third.id] });
+    await syncNow(core.id, async () => (await pgOrgs()).get(email(p2)) === third.name);
+    expect((await pgOrgs()).get(email(p1))).toBe(other.name);
+    const issues = await api(
+      'GET',
+      `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id, status: 'open' }))}`,
+    );
+    expect(issues.items).toEqual([]);
+    const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
+    expect(failed).toEqual([]);
+  }, 180_000);
 });

@@ -269,4 +269,126 @@ describe('Pipedrive <-> PostgreSQL through the runtime', () => {
     const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
     expect(failed).toEqual([]);
   }, 240_000);
+
+  it("a deal's owner and stage travel by name both ways; a stage Pipedrive does not have is an unmapped option", async () => {
+    await setUp();
+    await sql(
+      `create table deals (id serial primary key, title text not null unique, stage text, owner text)`,
+    );
+    const conn = await api('POST', '/rest/external-connections', {
+      type: 'pipedrive',
+      connectionItems: { apiToken: sim.token },
+    });
+    const pgConn = await api('POST', '/rest/external-connections', {
+      type: 'postgresql',
+      connectionItems: { connectionString: pgUrl },
+    });
+    const core = await api('POST', '/rest/core-bases', { name: 'Pipedrive deals <-> deals' });
+    await api('POST', '/rest/external-bases', {
+      type: 'pipedrive',
+      name: 'Pipedrive',
+      remoteId: String(sim.state.companyId),
+      coreBaseId: core.id,
+      externalConnectionId: conn.id,
+      side: 'left',
+    });
+    const full = await api('POST', '/rest/external-bases', {
+      type: 'postgresql',
+      name: 'Deals',
+      remoteId: 'public',
+      coreBaseId: core.id,
+      externalConnectionId: pgConn.id,
+      side: 'right',
+    });
+    type Column = {
+      id: string;
+      name: string;
+      remoteId?: string;
+      fieldType?: string;
+      options?: { choices?: string[] };
+    };
+    type Table = { id: string; name: string; externalColumns: Column[] };
+    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Deals') as Table;
+    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'deals') as Table;
+    const col = (tbl: Table, remoteId: string) => {
+      const c = tbl.externalColumns.find((x) => (x.remoteId ?? x.name) === remoteId || x.name === remoteId);
+      if (!c)
+        throw new Error(`no column ${remoteId} in ${tbl.externalColumns.map((x) => x.name).join(', ')}`);
+      return c;
+    };
+    // Stage and owner are selects of names: the stages of the pipelines, the company's users.
+    expect(col(lt, 'stage_id')).toMatchObject({ fieldType: 'single_select' });
+    expect(col(lt, 'stage_id').options?.choices).toEqual(sim.state.stages.map((x) => x.name));
+    expect(col(lt, 'owner_id').options?.choices).toEqual(sim.state.users.map((x) => x.name));
+    await api('PATCH', `/rest/core-bases/${core.id}`, {
+      mappings: {
+        tableMappings: [
+          {
+            leftTableId: lt.id,
+            rightTableId: rt.id,
+            matchOnFieldId: col(lt, 'title').id,
+            columnMappings: [
+              { leftColumnId: col(lt, 'title').id, rightColumnId: col(rt, 'title').id },
+              { leftColumnId: col(lt, 'stage_id').id, rightColumnId: col(rt, 'stage').id },
+              { leftColumnId: col(lt, 'owner_id').id, rightColumnId: col(rt, 'owner').id },
+            ],
+          },
+        ],
+      },
+    });
+    const dealsIn = () => sim.state.list('deals').filter((d) => !d.deleted);
+    const stageName = (id: unknown) => sim.state.stages.find((x) => x.id === id)?.name;
+    const userName = (id: unknown) => sim.state.users.find((x) => x.id === id)?.name;
+    await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
+    await settle(
+      core.id,
+      async () => (await sql('select count(*)::int as n from deals'))[0]?.n === dealsIn().length,
+    );
+    // Pipedrive's ids arrive as names.
+    const rows = await sql('select title, stage, owner from deals');
+    for (const d of dealsIn())
+      expect(rows.find((r) => r.title === d.values.title)).toEqual({
+        title: d.values.title,
+        stage: stageName(d.values.stage_id),
+        owner: userName(d.values.owner_id),
+      });
+
+    // Names set in PostgreSQL are written to Pipedrive as ids (a stage of the other pipeline moves it).
+    const [a, b, c] = dealsIn();
+    if (!a || !b || !c) throw new Error('the seed has deals');
+    const sam = sim.state.users[1];
+    if (!sam) throw new Error('no second user');
+    await sql(`update deals set stage = 'Signed', owner = $2 where title = $1`, [a.values.title, sam.name]);
+    await syncNow(core.id, () => {
+      const d = sim.state.get('deals', a.id);
+      return d?.values.stage_id === 6 && d.values.owner_id === sam.id;
+    });
+    expect(sim.state.get('deals', a.id)?.values.pipeline_id).toBe(2);
+
+    // A stage moved in Pipedrive arrives in PostgreSQL by its name.
+    sim.update('deals', b.id, { stage_id: 2 });
+    await syncNow(core.id, async () => {
+      const [row] = await sql('select stage from deals where title = $1', [b.values.title]);
+      return row?.stage === 'Contact Made';
+    });
+
+    // A stage Pipedrive does not have: the engine's unmapped_option issue, and Pipedrive is untouched.
+    const before = sim.state.get('deals', c.id)?.values.stage_id;
+    await sql(`update deals set stage = 'Closing' where title = $1`, [c.values.title]);
+    let issues: { code: string; userFacingMessage: string }[] = [];
+    await syncNow(core.id, async () => {
+      issues = (
+        await api(
+          'GET',
+          `/rest/sync-errors?filters=${encodeURIComponent(JSON.stringify({ coreBaseId: core.id, status: 'open' }))}`,
+        )
+      ).items;
+      return issues.length > 0;
+    });
+    expect(issues.map((i) => i.code)).toEqual(['unmapped_option']);
+    expect(issues[0]?.userFacingMessage).toMatch(/Closing/);
+    expect(sim.state.get('deals', c.id)?.values.stage_id).toBe(before);
+    const failed = (await syncRuns(t.ctx.db, core.id)).filter((r) => r.status === 'failed');
+    expect(failed).toEqual([]);
+  }, 180_000);
 });

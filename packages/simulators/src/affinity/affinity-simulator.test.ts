@@ -341,3 +341,46 @@ describe('faults and request log', () => {
     expect(sim.requestLog.byPath()['GET /v2/persons']).toBe(3);
   });
 });
+
+describe('associations', () => {
+  it("reads a person's organizations as the v2 association field `companies`, kept in step with v1 writes", async () => {
+    const { sim } = await start();
+    const fields = (await (await v2(sim, '/v2/persons/fields')).json()) as { data: { id: string }[] };
+    expect(fields.data.find((f) => f.id === 'companies')).toEqual({
+      id: 'companies',
+      name: 'Organizations',
+      type: 'list',
+      enrichmentSource: null,
+      valueType: 'company-multi',
+    });
+    const seed = sim.seed;
+    if (!seed) throw new Error('seeded');
+    const [o1, o2] = seed.organizations as [number, number];
+    const made = (await (
+      await call(sim, 'POST', '/persons', {
+        first_name: 'Ana',
+        last_name: 'Assoc',
+        emails: ['ana@assoc.example'],
+        organization_ids: [o2, o1],
+      })
+    ).json()) as { id: number };
+    type Page = { data: { id: number; fields?: { id: string; value: { type: string; data: unknown } }[] }[] };
+    const read = async () =>
+      ((await (await v2(sim, `/v2/persons?ids=${made.id}&fieldIds=companies`)).json()) as Page).data[0]
+        ?.fields;
+    const ids = (f: Awaited<ReturnType<typeof read>>) =>
+      (f?.[0]?.value.data as { id: number }[] | null)?.map((c) => c.id) ?? null;
+    expect((await read())?.[0]?.value.type).toBe('company-multi');
+    expect(ids(await read())).toEqual([o2, o1]);
+    // Not asked for: no association (fields are selected by id or type).
+    const plain = (await (await v2(sim, `/v2/persons/${made.id}`)).json()) as { fields?: unknown };
+    expect(plain.fields).toBeUndefined();
+    await call(sim, 'PUT', `/persons/${made.id}`, { organization_ids: [] });
+    expect(ids(await read())).toBeNull();
+    // Companies carry no persons association in v2.
+    const companyFields = (await (await v2(sim, '/v2/companies/fields')).json()) as {
+      data: { id: string }[];
+    };
+    expect(companyFields.data.some((f) => f.id === 'persons' || f.id === 'companies')).toBe(false);
+  });
+});

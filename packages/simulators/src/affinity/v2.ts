@@ -144,6 +144,29 @@ function renderEnriched(
   };
 }
 
+/**
+ * A person's companies as v2 reads give them: the association field `companies` ("Organizations",
+ * `company-multi`) under `fields` (v2 "Nested Associations"; the field, its name and its type
+ * `list` as in the document's person-list example). Arrays are cut at 100, as documented.
+ */
+export const PERSON_COMPANIES_FIELD = {
+  id: 'companies',
+  name: 'Organizations',
+  type: 'list',
+  enrichmentSource: null,
+  valueType: 'company-multi',
+} as const;
+export const ASSOCIATION_LIMIT = 100;
+
+function renderPersonCompanies(state: AffinityState, personId: number): Json {
+  const ids = state.persons.get(personId)?.organizationIds ?? [];
+  const data = ids
+    .slice(0, ASSOCIATION_LIMIT)
+    .map((id) => companyData(state, id))
+    .filter((x) => x !== null);
+  return { ...PERSON_COMPANIES_FIELD, value: { type: 'company-multi', data: data.length ? data : null } };
+}
+
 /** Which fields a request selected: by id (`fieldIds`) or by type (`fieldTypes`). */
 export type FieldSelection = { ids: string[]; types: string[] };
 
@@ -171,7 +194,9 @@ export function entityFieldMetadata(state: AffinityState, entityType: EntityType
       enrichmentSource: 'affinity-data',
       valueType: f.valueType,
     }));
-  return [...enriched, ...global];
+  return entityType === ENTITY_PERSON
+    ? [...enriched, { ...PERSON_COMPANIES_FIELD }, ...global]
+    : [...enriched, ...global];
 }
 
 export function listFieldMetadata(state: AffinityState, list: AffinityList): Json[] {
@@ -217,6 +242,8 @@ export function renderFields(
       if (f.entityType === entityType && selects(sel, f.id, 'enriched'))
         out.push(renderEnriched(state, f, entityType, entityId));
     }
+    if (entityType === ENTITY_PERSON && selects(sel, PERSON_COMPANIES_FIELD.id, PERSON_COMPANIES_FIELD.type))
+      out.push(renderPersonCompanies(state, entityId));
     for (const f of state.fields.values()) {
       if (f.listId !== null || f.entityType !== entityType || !selects(sel, v2FieldId(f), 'global')) continue;
       out.push({

@@ -82,7 +82,7 @@ export type Stage = {
   deal_probability: number;
 };
 export type Pipeline = { id: number; name: string };
-export type User = { id: number; name: string; email: string };
+export type User = { id: number; name: string; email: string; active?: boolean };
 
 export type CustomFieldInput = {
   name: string;

@@ -433,4 +433,29 @@ describe('Pipedrive simulator', () => {
     expect(page2.body.additional_data?.next_cursor).toBeNull();
     expect((await call(sim, '/api/v2/persons?cursor=garbage')).status).toBe(400);
   });
+
+  it('lists pipelines and stages (v2, cursor pages, stages by pipeline_id) and the users (v1)', async () => {
+    const sim = await start({});
+    const pipelines = await call(sim, '/api/v2/pipelines');
+    expect(pipelines.status).toBe(200);
+    expect((pipelines.body.data as { id: number; name: string }[]).map((p) => [p.id, p.name])).toEqual(
+      sim.state.pipelines.map((p) => [p.id, p.name]),
+    );
+    const first = await call(sim, '/api/v2/stages?limit=4');
+    const rest = await call(sim, `/api/v2/stages?limit=4&cursor=${first.body.additional_data?.next_cursor}`);
+    const stages = [...(first.body.data as Json[]), ...(rest.body.data as Json[])];
+    expect(stages.map((s) => [s.id, s.name, s.pipeline_id])).toEqual(
+      sim.state.stages.map((s) => [s.id, s.name, s.pipeline_id]),
+    );
+    expect(rest.body.additional_data?.next_cursor).toBeNull();
+    const partnerships = await call(sim, '/api/v2/stages?pipeline_id=2');
+    expect((partnerships.body.data as Json[]).map((s) => s.name)).toEqual(['Intro', 'Signed']);
+    expect((await call(sim, '/api/v2/stages?limit=501')).status).toBe(400);
+    const users = await call(sim, '/api/v1/users');
+    expect(users.status).toBe(200);
+    expect((users.body.data as Json[]).map((u) => [u.id, u.name, u.email, u.active_flag])).toEqual(
+      sim.state.users.map((u) => [u.id, u.name, u.email, true]),
+    );
+    expect((await call(sim, '/api/v1/users', { token: 'wrong' })).status).toBe(401);
+  });
 });

@@ -364,6 +364,9 @@ export async function startPipedriveServer(
       }
       if (fieldsKind && p.length === 3 && method === 'GET')
         return r('v2', 'list', (c) => fieldsV2(fieldsKind, c));
+      if (p[2] === 'pipelines' && p.length === 3 && method === 'GET')
+        return r('v2', 'list', (c) => pipelinesV2(c));
+      if (p[2] === 'stages' && p.length === 3 && method === 'GET') return r('v2', 'list', (c) => stagesV2(c));
       return undefined;
     }
     if (version === 'v1') {
@@ -384,6 +387,7 @@ export async function startPipedriveServer(
       }
       if (p[2] === 'users' && p[3] === 'me' && p.length === 4 && method === 'GET')
         return r('v1', 'get', (c) => me(c));
+      if (p[2] === 'users' && p.length === 3 && method === 'GET') return r('v1', 'list', () => usersV1());
     }
     return undefined;
   }
@@ -613,6 +617,79 @@ export async function startPipedriveServer(
     const page = all.slice(offset, offset + limit);
     const next = offset + limit < all.length ? encodeCursor({ k: offset + limit, i: 0 }) : null;
     return ok(page.map(renderFieldV2), { next_cursor: next });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Pipelines, stages (v2) and users (v1)
+
+  /** A v2 list of configuration rows by id: `limit` (100, at most 500) and an opaque `cursor`. */
+  function pageById<T extends { id: number }>(q: URLSearchParams, rows: T[]) {
+    const limit = intParam(q, 'limit') ?? DEFAULT_LIMIT;
+    if (limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
+    const rawCursor = q.get('cursor');
+    const after = rawCursor ? decodeCursor(rawCursor).i : 0;
+    const sorted = rows.filter((x) => x.id > after).sort((a, b) => a.id - b.id);
+    const page = sorted.slice(0, limit);
+    const last = page[page.length - 1];
+    return { page, next: sorted.length > limit && last ? encodeCursor({ k: 0, i: last.id }) : null };
+  }
+
+  function pipelinesV2({ req }: Ctx): SimResponse {
+    const { page, next } = pageById(req.query, state.pipelines);
+    const at = new Date(state.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return ok(
+      page.map((p, i) => ({
+        id: p.id,
+        name: p.name,
+        order_nr: i + 1,
+        is_deleted: false,
+        is_deal_probability_enabled: true,
+        add_time: at,
+        update_time: at,
+      })),
+      { next_cursor: next },
+    );
+  }
+
+  function stagesV2({ req }: Ctx): SimResponse {
+    const pipelineId = intParam(req.query, 'pipeline_id');
+    const rows = state.stages.filter((s) => pipelineId === undefined || s.pipeline_id === pipelineId);
+    const { page, next } = pageById(req.query, rows);
+    const at = new Date(state.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return ok(
+      page.map((s) => ({
+        id: s.id,
+        order_nr: s.order_nr,
+        name: s.name,
+        is_deleted: false,
+        deal_probability: s.deal_probability,
+        pipeline_id: s.pipeline_id,
+        is_deal_rot_enabled: false,
+        days_to_rotten: null,
+        add_time: at,
+        update_time: at,
+      })),
+      { next_cursor: next },
+    );
+  }
+
+  function usersV1(): SimResponse {
+    return ok(
+      state.users.map((u) => ({
+        id: u.id,
+        name: u.name,
+        email: u.email,
+        default_currency: 'USD',
+        locale: 'en_US',
+        lang: 1,
+        phone: null,
+        activated: true,
+        active_flag: u.active !== false,
+        is_admin: u.id === state.defaultUserId ? 1 : 0,
+        timezone_name: 'UTC',
+        timezone_offset: '+00:00',
+      })),
+    );
   }
 
   function startLimit(q: URLSearchParams): { start: number; limit: number } {
