@@ -1,10 +1,13 @@
 export {
   createWebflowPort,
   createWebflowRuntimeConnector,
+  isWebflowOAuth,
   type PublishSiteResult,
   publishModeOf,
   publishSiteWith,
   tokenOf,
+  WEBFLOW_OAUTH_SCOPES,
+  WEBFLOW_OAUTH_URL,
   type WebflowItems,
   type WebflowPort,
   type WebflowSettings,

@@ -229,13 +229,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Webflow',
     connectorType: 'webflow',
-    // Available once registered: a site token (sign in with Webflow is not built yet). A base is a
-    // site; its tables are the site's CMS collections.
+    // Sign in with Webflow (this server's app, when it has one) or a site token. A base is a site;
+    // its tables are the site's CMS collections.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiToken', 'Site token', 'password', {
-          help: 'In Webflow: Site settings > Apps & integrations > API access > Generate API token, with CMS read and write and Sites read and write (Sites write lets Lockstep publish the site when you ask). Lockstep syncs the site’s CMS collections; every request counts against the site plan’s 60 (or 120) a minute.',
+          optional: true,
+          help: 'Instead of signing in with Webflow: in Webflow, Site settings > Apps & integrations > API access > Generate API token, with CMS read and write and Sites read and write (Sites write lets Lockstep publish the site when you ask). Lockstep syncs the site’s CMS collections; every request counts against the site plan’s 60 (or 120) a minute.',
         }),
         item('publish', 'Publishing', 'select', {
           optional: true,

@@ -315,14 +315,27 @@ const memberstack = (settings: MemberstackSettings): ConnectorPort => {
 };
 
 /**
- * Webflow: a site token (no OAuth yet); the API host is the server's (LOCKSTEP_WEBFLOW_API_URL). A
- * base is a site; publishing it is offered (POST /rest/connector/webflow/publishSite/{externalBaseId}).
+ * Webflow: sign in with Webflow (this server's app; no PKCE, tokens that do not expire) or a site
+ * token; the API host is the server's (LOCKSTEP_WEBFLOW_API_URL), the authorize page's
+ * LOCKSTEP_WEBFLOW_OAUTH_URL. A base is a site; publishing it is offered
+ * (POST /rest/connector/webflow/publishSite/{externalBaseId}).
  */
 const webflow = (settings: WebflowSettings): ConnectorPort => {
   const port = createWebflowPort(settings);
   return {
     type: 'webflow',
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Webflow's apps take no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
     // A refused publish (Webflow's one a minute) keeps its code: the route answers 429 with the wait.
     publishSite: (secrets, siteId) => guarded(() => port.publishSite(secrets, siteId), true),
   };
