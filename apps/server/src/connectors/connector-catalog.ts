@@ -252,13 +252,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Stripe',
     connectorType: 'stripe',
-    // Available once registered: a secret or restricted key (Stripe Connect sign-in is not built yet).
+    // Sign in with Stripe (Stripe Connect, when this server is a platform) or a secret or restricted key.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('secretKey', 'Secret or restricted key', 'password', {
+          optional: true,
           placeholder: 'sk_live_… or rk_live_…',
-          help: 'In Stripe: Developers > API keys. A restricted key is safest: create one with Write access to Customers, Products and Prices (Coupons are under Billing), and Read access to Subscriptions, Invoices and Events (Lockstep reads changes from events). A test key (sk_test_… or rk_test_…) syncs your test-mode data; the connection shows which mode it is in.',
+          help: 'Instead of signing in with Stripe: in Stripe, Developers > API keys. A restricted key is safest: create one with Write access to Customers, Products and Prices (Coupons are under Billing), and Read access to Subscriptions, Invoices and Events (Lockstep reads changes from events). A test key (sk_test_… or rk_test_…) syncs your test-mode data; the connection shows which mode it is in.',
         }),
         item('webhookSecret', 'Webhook signing secret', 'password', {
           optional: true,

@@ -290,14 +290,28 @@ const salesforce = (settings: SalesforceSettings): ConnectorPort => {
 };
 
 /**
- * Stripe: a secret or restricted key (no Stripe Connect OAuth yet); the API host is the server's
- * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether the key is test or live.
+ * Stripe: a secret or restricted key, or sign in with Stripe Connect (this server's platform,
+ * LOCKSTEP_STRIPE_CONNECT_*; calls made with the platform key and Stripe-Account, the account
+ * disconnected when the connection is deleted); the API host is the server's
+ * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether it is test or live.
  */
 const stripe = (settings: StripeSettings): ConnectorPort => {
   const port = createStripePort(settings);
   return {
     type: 'stripe',
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.connectClientId && settings.connectSecretKey),
+    // Connect's OAuth takes no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+    onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
   };
 };
 
