@@ -55,3 +55,14 @@ export {
   WebflowValueError,
   webflowFields,
 } from './webflow-values';
+export {
+  parseWebflowWebhook,
+  verifyWebflowSignature,
+  WEBFLOW_WEBHOOK_MAX_AGE_MS,
+  WEBFLOW_WEBHOOK_TRIGGERS,
+  type WebflowWebhookEvent,
+  type WebflowWebhookSet,
+  type WebflowWebhookVerdict,
+  webflowDeliveryId,
+  webflowWebhookSecrets,
+} from './webhooks';

@@ -20,6 +20,7 @@ import {
 } from './webflow-api';
 import { createWebflowConnector, type WebflowConnector, type WebflowPublishMode } from './webflow-connector';
 import { type WebflowCollection, webflowFields } from './webflow-values';
+import { WEBFLOW_WEBHOOK_TRIGGERS, type WebflowWebhookSet, webflowWebhookSecrets } from './webhooks';
 
 export type WebflowItems = Record<string, string>;
 
@@ -258,6 +259,62 @@ export function createWebflowPort(settings: WebflowSettings = {}) {
           return { accountEmail: null };
         throw error;
       }
+    },
+    /**
+     * The site's webhooks to `notificationUrl`, one per item trigger (created, changed, deleted,
+     * unpublished): kept when Webflow still has them (and, for site-token ones, their secret is
+     * known), made otherwise (POST /v2/sites/{id}/webhooks); others to the same address are deleted.
+     * Answers `known` itself when nothing changed.
+     */
+    async ensureWebhook(
+      items: WebflowItems,
+      siteId: string,
+      notificationUrl: string,
+      known: WebflowWebhookSet | null,
+    ): Promise<WebflowWebhookSet> {
+      const client = clientFor(settings, items);
+      const path = `/sites/${encodeURIComponent(siteId)}/webhooks`;
+      type Listed = { id: string; triggerType?: string; url?: string };
+      const { body } = await client.request<{ webhooks?: Listed[] }>({ method: 'GET', path });
+      const ours = (body.webhooks ?? []).filter((w) => w.url === notificationUrl);
+      const same = known?.notificationUrl === notificationUrl;
+      const knownIds = new Set(same ? (known?.id ?? '').split(',').filter(Boolean) : []);
+      const knownSecrets = same ? webflowWebhookSecrets(known) : {};
+      // An app's webhooks are signed with its client secret; a site token's each with its own.
+      const appSigned = isWebflowOAuth(items);
+      const ids: string[] = [];
+      const secrets: Record<string, string> = {};
+      for (const triggerType of WEBFLOW_WEBHOOK_TRIGGERS) {
+        const kept = ours.find(
+          (w) => knownIds.has(w.id) && w.triggerType === triggerType && (appSigned || knownSecrets[w.id]),
+        );
+        if (kept) {
+          ids.push(kept.id);
+          if (knownSecrets[kept.id]) secrets[kept.id] = knownSecrets[kept.id] as string;
+          continue;
+        }
+        const { body: made } = await client.request<{ id: string; secretKey?: string }>({
+          method: 'POST',
+          path,
+          body: { triggerType, url: notificationUrl },
+          // A duplicate from a retried create is deleted at the next check.
+          idempotent: false,
+        });
+        ids.push(made.id);
+        if (made.secretKey) secrets[made.id] = made.secretKey;
+      }
+      for (const w of ours) {
+        if (ids.includes(w.id)) continue;
+        await client
+          .request({ method: 'DELETE', path: `/webhooks/${encodeURIComponent(w.id)}` })
+          .catch(() => undefined);
+      }
+      const hook: WebflowWebhookSet = {
+        id: ids.join(','),
+        notificationUrl,
+        ...(Object.keys(secrets).length > 0 ? { secret: JSON.stringify(secrets) } : {}),
+      };
+      return known && JSON.stringify(hook) === JSON.stringify(known) ? known : hook;
     },
     /** One base per site the token reaches (a site token: its one site). */
     async listBases(items: WebflowItems) {

@@ -350,6 +350,22 @@ const webflow = (settings: WebflowSettings): ConnectorPort => {
         throw error;
       }
     },
+    // The site's item webhooks are made by API (one per trigger type); their secrets kept sealed.
+    ensureWebhook: (secrets, siteId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          siteId,
+          url,
+          known
+            ? {
+                id: known.id,
+                notificationUrl: known.notificationUrl,
+                ...(known.secret ? { secret: known.secret } : {}),
+              }
+            : null,
+        ),
+      ),
     // A refused publish (Webflow's one a minute) keeps its code: the route answers 429 with the wait.
     publishSite: (secrets, siteId) => guarded(() => port.publishSite(secrets, siteId), true),
   };
