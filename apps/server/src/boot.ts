@@ -132,13 +132,13 @@ export async function boot(
     const pipedrive = { ...saas, ...config.pipedrive };
     const affinity = { ...saas, apiUrl: config.affinity.apiUrl };
     const salesforce = { ...saas, ...config.salesforce };
-    const stripe = { ...saas, apiUrl: config.stripe.apiUrl };
+    const stripe = { ...saas, ...config.stripe };
     const memberstack = {
       ...saas,
       apiUrl: config.memberstack.apiUrl,
       emailStableMs: config.memberstack.emailStableMs,
     };
-    const webflow = { ...saas, apiUrl: config.webflow.apiUrl };
+    const webflow = { ...saas, ...config.webflow };
     const runtimeConnectors = createRuntimeConnectors(
       {},
       {

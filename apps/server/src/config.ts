@@ -48,10 +48,16 @@ const EnvSchema = z.object({
   LOCKSTEP_SALESFORCE_CLIENT_ID: z.string().optional(),
   LOCKSTEP_SALESFORCE_CLIENT_SECRET: z.string().optional(),
   LOCKSTEP_STRIPE_API_URL: z.string().url().default('https://api.stripe.com'),
+  LOCKSTEP_STRIPE_CONNECT_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_STRIPE_CONNECT_SECRET_KEY: z.string().optional(),
+  LOCKSTEP_STRIPE_CONNECT_URL: z.string().url().default('https://connect.stripe.com'),
   LOCKSTEP_MEMBERSTACK_API_URL: z.string().url().default('https://admin.memberstack.com'),
   /** How long a member's email change must stay the same before Lockstep writes it to Memberstack. */
   LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   LOCKSTEP_WEBFLOW_API_URL: z.string().url().default('https://api.webflow.com'),
+  LOCKSTEP_WEBFLOW_CLIENT_ID: z.string().optional(),
+  LOCKSTEP_WEBFLOW_CLIENT_SECRET: z.string().optional(),
+  LOCKSTEP_WEBFLOW_OAUTH_URL: z.string().url().default('https://webflow.com'),
   LOCKSTEP_STRIPE_SECRET_KEY: z.string().optional(),
   LOCKSTEP_STRIPE_WEBHOOK_SECRET: z.string().optional(),
   LOCKSTEP_STRIPE_PRICES: z.string().optional(),
@@ -159,15 +165,32 @@ export type Config = {
   };
   /** Affinity's API host (the simulator in tests); connections use a user's API key. */
   affinity: { apiUrl: string };
-  /** Webflow's API host (the simulator in tests); connections use a site token. */
-  webflow: { apiUrl: string };
+  /**
+   * Webflow's API host (the simulator in tests; the token exchange goes there too), and this
+   * server's Webflow app for sign in with Webflow: its client and the authorize page's host.
+   */
+  webflow: {
+    apiUrl: string;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    oauthUrl: string;
+  };
   /**
    * Salesforce's login host (OAuth; the simulator in tests) and this server's connected app (sign in
    * with Salesforce, token refresh). Data calls go to each connection's instance URL.
    */
   salesforce: { apiUrl: string; clientId: string | undefined; clientSecret: string | undefined };
-  /** Stripe's API host (the simulator in tests); connections use secret or restricted keys. */
-  stripe: { apiUrl: string };
+  /**
+   * Stripe's API host (the simulator in tests); connections use secret or restricted keys, or sign
+   * in with Stripe Connect: this server's platform (its `ca_` client id and platform secret key) and
+   * the OAuth host (connect.stripe.com). Not the billing account (`billing`).
+   */
+  stripe: {
+    apiUrl: string;
+    connectClientId: string | undefined;
+    connectSecretKey: string | undefined;
+    connectUrl: string;
+  };
   /**
    * Memberstack's Admin API host (the simulator in tests); connections use an app's secret key. An
    * email change is written once it has stayed the same `emailStableMs`.
@@ -412,12 +435,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       clientId: e.LOCKSTEP_SALESFORCE_CLIENT_ID || undefined,
       clientSecret: e.LOCKSTEP_SALESFORCE_CLIENT_SECRET || undefined,
     },
-    stripe: { apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, '') },
+    stripe: {
+      apiUrl: e.LOCKSTEP_STRIPE_API_URL.replace(/\/$/, ''),
+      connectClientId: e.LOCKSTEP_STRIPE_CONNECT_CLIENT_ID || undefined,
+      connectSecretKey: e.LOCKSTEP_STRIPE_CONNECT_SECRET_KEY || undefined,
+      connectUrl: e.LOCKSTEP_STRIPE_CONNECT_URL.replace(/\/$/, ''),
+    },
     memberstack: {
       apiUrl: e.LOCKSTEP_MEMBERSTACK_API_URL.replace(/\/$/, ''),
       emailStableMs: Math.round(e.LOCKSTEP_MEMBERSTACK_EMAIL_STABLE_SECONDS * 1000),
     },
-    webflow: { apiUrl: e.LOCKSTEP_WEBFLOW_API_URL.replace(/\/$/, '') },
+    webflow: {
+      apiUrl: e.LOCKSTEP_WEBFLOW_API_URL.replace(/\/$/, ''),
+      clientId: e.LOCKSTEP_WEBFLOW_CLIENT_ID || undefined,
+      clientSecret: e.LOCKSTEP_WEBFLOW_CLIENT_SECRET || undefined,
+      oauthUrl: e.LOCKSTEP_WEBFLOW_OAUTH_URL.replace(/\/$/, ''),
+    },
     billing: stripeConfigOf(e),
     notion: {
       clientId: e.LOCKSTEP_NOTION_CLIENT_ID || undefined,

@@ -1,7 +1,10 @@
 export {
   createStripePort,
   createStripeRuntimeConnector,
+  credentialsOf,
+  isStripeConnect,
   modeLabel,
+  STRIPE_CONNECT_URL,
   type StripeItems,
   type StripePort,
   type StripeSettings,

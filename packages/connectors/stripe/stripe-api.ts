@@ -92,6 +92,13 @@ export function mapStripeError(status: number, body: unknown, headers?: Headers)
     typeof e.message === 'string' ? e.message : typeof body === 'string' ? body.slice(0, 300) : '';
   const shouldRetry = headers?.get('stripe-should-retry') ?? null;
   let code: ConnectorErrorCode = defaultHttpErrorCode(status);
+  // Stripe Connect: the platform's key may no longer act on the account (the user disconnected it).
+  if (status === 403 && e.code === 'account_invalid')
+    return new ConnectorError(
+      'auth_invalid',
+      `Stripe ${status} ${e.type ?? 'error'}/account_invalid: ${message}`,
+      'Stripe no longer lets Lockstep reach this account (it was disconnected from Lockstep in Stripe). Sign in with Stripe again.',
+    );
   if (status === 401 || e.type === 'authentication_error') code = 'auth_invalid';
   else if (status === 403) code = 'permission_denied';
   else if (status === 429 || e.code === 'rate_limit') code = 'rate_limited';
@@ -145,8 +152,13 @@ export type StripeList<T> = { object: 'list'; data: T[]; has_more: boolean; url?
 
 export type StripeClientOptions = {
   baseUrl?: string;
-  /** The secret (`sk_…`) or restricted (`rk_…`) key. */
+  /** The secret (`sk_…`) or restricted (`rk_…`) key; with `stripeAccount`, the platform's secret key. */
   apiKey: string;
+  /**
+   * Stripe Connect: the connected account (`acct_…`) every request acts on, sent as the
+   * `Stripe-Account` header with the platform's key (Stripe's recommended way for Standard accounts).
+   */
+  stripeAccount?: string;
   /** PostgreSQL pool: the budget is shared by every worker process through it. */
   pool?: pg.Pool | null;
   rateLimitStore?: RateLimitStore;
@@ -195,12 +207,18 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
           maxWaitMs: 60_000,
         })
       : null;
-  // The key's hash names its budget: the key itself never goes into the shared store.
-  const budgetKey = `stripe:key:${createHash('sha256').update(apiKey).digest('hex').slice(0, 24)}`;
+  // The key's hash names its budget: the key itself never goes into the shared store. Stripe's
+  // limits are per account: a connected account has its own budget under the platform's key.
+  const account = options.stripeAccount?.trim() || undefined;
+  const budgetKey = `stripe:key:${createHash('sha256')
+    .update(account ? `${apiKey}|${account}` : apiKey)
+    .digest('hex')
+    .slice(0, 24)}`;
   const http = new HttpClient({
     baseUrl: options.baseUrl ?? STRIPE_API_URL,
     headers: {
       authorization: `Bearer ${apiKey}`,
+      ...(account ? { 'stripe-account': account } : {}),
       ...(options.apiVersion ? { 'stripe-version': options.apiVersion } : {}),
     },
     maxAttempts: options.maxAttempts ?? 6,

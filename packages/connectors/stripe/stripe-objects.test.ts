@@ -63,6 +63,19 @@ describe('Stripe errors', () => {
     expect(e.userFacingMessage).toMatch(/restricted key/);
   });
 
+  it('a Connect account the platform may no longer reach (account_invalid) asks to sign in again', () => {
+    const e = mapStripeError(403, {
+      error: {
+        type: 'invalid_request_error',
+        code: 'account_invalid',
+        message:
+          "The provided key 'sk_test_***abcd' does not have access to account 'acct_1X' (or that account does not exist). Application access may have been revoked.",
+      },
+    });
+    expect(e.code).toBe('auth_invalid');
+    expect(e.userFacingMessage).toMatch(/Sign in with Stripe again/);
+  });
+
   it('maps 429s to rate_limited with no fixed wait (the client backs off), lock timeouts too', () => {
     const e = mapStripeError(
       429,

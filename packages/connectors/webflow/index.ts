@@ -1,10 +1,13 @@
 export {
   createWebflowPort,
   createWebflowRuntimeConnector,
+  isWebflowOAuth,
   type PublishSiteResult,
   publishModeOf,
   publishSiteWith,
   tokenOf,
+  WEBFLOW_OAUTH_SCOPES,
+  WEBFLOW_OAUTH_URL,
   type WebflowItems,
   type WebflowPort,
   type WebflowSettings,
@@ -52,3 +55,14 @@ export {
   WebflowValueError,
   webflowFields,
 } from './webflow-values';
+export {
+  parseWebflowWebhook,
+  verifyWebflowSignature,
+  WEBFLOW_WEBHOOK_MAX_AGE_MS,
+  WEBFLOW_WEBHOOK_TRIGGERS,
+  type WebflowWebhookEvent,
+  type WebflowWebhookSet,
+  type WebflowWebhookVerdict,
+  webflowDeliveryId,
+  webflowWebhookSecrets,
+} from './webhooks';

@@ -43,7 +43,7 @@ export type WebflowErrorBody = {
 export function webflowUserMessage(code: ConnectorErrorCode, detail = ''): string {
   switch (code) {
     case 'auth_invalid':
-      return 'Webflow refused the API token (revoked, expired or mistyped). Enter a new site token.';
+      return 'Webflow refused the API token (revoked, expired or mistyped). Sign in with Webflow again, or enter a new site token.';
     case 'permission_denied':
       return `The Webflow token lacks a scope${detail ? ` (${detail})` : ''}. Make a site token with CMS read and write and Sites read and write.`;
     case 'rate_limited':

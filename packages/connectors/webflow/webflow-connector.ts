@@ -106,7 +106,8 @@ export const WEBFLOW_CAPABILITIES: Capabilities = {
   incrementalRead: true,
   // Deletes are reported as events: ids known to the cursor that Webflow no longer has.
   deleteDetection: 'events',
-  webhooks: false,
+  // Item events wake a run (webhooks.ts; the server makes the site's webhooks and takes deliveries).
+  webhooks: true,
   rateLimit: WEBFLOW_RATE_LIMIT,
   // Every field of the collection is read (an empty one as null or false).
   recordsCarryEveryField: true,

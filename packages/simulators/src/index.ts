@@ -86,6 +86,8 @@ export {
   startSalesforceSimulator,
 } from './salesforce/index.ts';
 export {
+  type ConnectedAccount as StripeConnectedAccount,
+  DEFAULT_CONNECT_CLIENT_ID as STRIPE_DEFAULT_CONNECT_CLIENT_ID,
   DEFAULT_TOKEN as STRIPE_DEFAULT_TOKEN,
   type StartStripeSimulatorOptions,
   type StripeSimulator,

@@ -231,13 +231,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Webflow',
     connectorType: 'webflow',
-    // Available once registered: a site token (sign in with Webflow is not built yet). A base is a
-    // site; its tables are the site's CMS collections.
+    // Sign in with Webflow (this server's app, when it has one) or a site token. A base is a site;
+    // its tables are the site's CMS collections.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('apiToken', 'Site token', 'password', {
-          help: 'In Webflow: Site settings > Apps & integrations > API access > Generate API token, with CMS read and write and Sites read and write (Sites write lets Lockstep publish the site when you ask). Lockstep syncs the site’s CMS collections; every request counts against the site plan’s 60 (or 120) a minute.',
+          optional: true,
+          help: 'Instead of signing in with Webflow: in Webflow, Site settings > Apps & integrations > API access > Generate API token, with CMS read and write and Sites read and write (Sites write lets Lockstep publish the site when you ask). Lockstep syncs the site’s CMS collections; every request counts against the site plan’s 60 (or 120) a minute.',
         }),
         item('publish', 'Publishing', 'select', {
           optional: true,
@@ -253,13 +254,14 @@ const CATALOG: Entry[] = [
   {
     displayName: 'Stripe',
     connectorType: 'stripe',
-    // Available once registered: a secret or restricted key (Stripe Connect sign-in is not built yet).
+    // Sign in with Stripe (Stripe Connect, when this server is a platform) or a secret or restricted key.
     auth: {
-      type: 'connection_items',
+      type: 'oauth2',
       requiredItems: [
         item('secretKey', 'Secret or restricted key', 'password', {
+          optional: true,
           placeholder: 'sk_live_… or rk_live_…',
-          help: 'In Stripe: Developers > API keys. A restricted key is safest: create one with Write access to Customers, Products and Prices (Coupons are under Billing), and Read access to Subscriptions, Invoices and Events (Lockstep reads changes from events). A test key (sk_test_… or rk_test_…) syncs your test-mode data; the connection shows which mode it is in.',
+          help: 'Instead of signing in with Stripe: in Stripe, Developers > API keys. A restricted key is safest: create one with Write access to Customers, Products and Prices (Coupons are under Billing), and Read access to Subscriptions, Invoices and Events (Lockstep reads changes from events). A test key (sk_test_… or rk_test_…) syncs your test-mode data; the connection shows which mode it is in.',
         }),
         item('webhookSecret', 'Webhook signing secret', 'password', {
           optional: true,

@@ -316,14 +316,28 @@ const salesforce = (settings: SalesforceSettings): ConnectorPort => {
 };
 
 /**
- * Stripe: a secret or restricted key (no Stripe Connect OAuth yet); the API host is the server's
- * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether the key is test or live.
+ * Stripe: a secret or restricted key, or sign in with Stripe Connect (this server's platform,
+ * LOCKSTEP_STRIPE_CONNECT_*; calls made with the platform key and Stripe-Account, the account
+ * disconnected when the connection is deleted); the API host is the server's
+ * (LOCKSTEP_STRIPE_API_URL). The connection shows the account and whether it is test or live.
  */
 const stripe = (settings: StripeSettings): ConnectorPort => {
   const port = createStripePort(settings);
   return {
     type: 'stripe',
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.connectClientId && settings.connectSecretKey),
+    // Connect's OAuth takes no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+    onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
   };
 };
 
@@ -341,14 +355,43 @@ const memberstack = (settings: MemberstackSettings): ConnectorPort => {
 };
 
 /**
- * Webflow: a site token (no OAuth yet); the API host is the server's (LOCKSTEP_WEBFLOW_API_URL). A
- * base is a site; publishing it is offered (POST /rest/connector/webflow/publishSite/{externalBaseId}).
+ * Webflow: sign in with Webflow (this server's app; no PKCE, tokens that do not expire) or a site
+ * token; the API host is the server's (LOCKSTEP_WEBFLOW_API_URL), the authorize page's
+ * LOCKSTEP_WEBFLOW_OAUTH_URL. A base is a site; publishing it is offered
+ * (POST /rest/connector/webflow/publishSite/{externalBaseId}).
  */
 const webflow = (settings: WebflowSettings): ConnectorPort => {
   const port = createWebflowPort(settings);
   return {
     type: 'webflow',
-    ...tokenCalls(port),
+    ...appCalls(port),
+    signInConfigured: Boolean(settings.clientId && settings.clientSecret),
+    // Webflow's apps take no PKCE: the code challenge is not sent (the state is).
+    authorizeUrl: (input) => {
+      try {
+        return port.authorizeUrl(input);
+      } catch (error) {
+        if (error instanceof ConnectorError)
+          throw new ConnectionProblem('validation', error.userFacingMessage);
+        throw error;
+      }
+    },
+    // The site's item webhooks are made by API (one per trigger type); their secrets kept sealed.
+    ensureWebhook: (secrets, siteId, url, known) =>
+      guarded(() =>
+        port.ensureWebhook(
+          secrets,
+          siteId,
+          url,
+          known
+            ? {
+                id: known.id,
+                notificationUrl: known.notificationUrl,
+                ...(known.secret ? { secret: known.secret } : {}),
+              }
+            : null,
+        ),
+      ),
     // A refused publish (Webflow's one a minute) keeps its code: the route answers 429 with the wait.
     publishSite: (secrets, siteId) => guarded(() => port.publishSite(secrets, siteId), true),
   };

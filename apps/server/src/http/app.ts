@@ -23,6 +23,7 @@ import { receiveNotionWebhook } from '../routes/webhooks/receive-notion-webhook'
 import { receivePipedriveWebhook } from '../routes/webhooks/receive-pipedrive-webhook';
 import { receiveStripeBillingWebhook } from '../routes/webhooks/receive-stripe-billing-webhook';
 import { receiveStripeWebhook } from '../routes/webhooks/receive-stripe-webhook';
+import { receiveWebflowWebhook } from '../routes/webhooks/receive-webflow-webhook';
 import { bearerGuard } from './bearer-guard';
 import type { AppContext } from './context';
 import { envelope, handleError, handleFrameworkError } from './error-envelope';
@@ -155,6 +156,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     receiveStripeWebhook(hooks, ctx);
     receiveMemberstackWebhook(hooks, ctx);
     receiveStripeBillingWebhook(hooks, ctx);
+    receiveWebflowWebhook(hooks, ctx);
   });
 
   const indexHtml = path.join(ctx.config.webDist, 'index.html');

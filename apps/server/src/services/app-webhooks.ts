@@ -72,7 +72,8 @@ export type WebhookApp =
   | 'pipedrive'
   | 'affinity'
   | 'stripe'
-  | 'memberstack';
+  | 'memberstack'
+  | 'webflow';
 
 /** The address an app sends a connection's webhooks to: a key only this server can make. */
 export function appWebhookPath(ctx: AppContext, app: WebhookApp, connectionId: string): string {

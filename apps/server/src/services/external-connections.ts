@@ -18,7 +18,14 @@ export type SealedSecrets = { connectionItems: Record<string, string>; oAuth?: R
  * Items a server keeps for itself whatever the connector declares (OAuth tokens, a database role's
  * credentials set up by Lockstep): they are never shown either.
  */
-const RESERVED_ITEMS = new Set([EMBEDDED_ITEM, EMBEDDED_USER_ITEM, EMBEDDED_PASSWORD_ITEM]);
+const RESERVED_ITEMS = new Set([
+  EMBEDDED_ITEM,
+  EMBEDDED_USER_ITEM,
+  EMBEDDED_PASSWORD_ITEM,
+  // Stripe Connect: the connected account this server's platform key acts on. Only the OAuth
+  // exchange sets it; from a user it would reach any account connected to the platform.
+  'stripeUserId',
+]);
 
 const SERVER_SECRETS = [
   'accessToken',

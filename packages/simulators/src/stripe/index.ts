@@ -5,6 +5,12 @@ export {
   failSubscriptionPayment,
   paySubscriptionInvoice,
 } from './billing.ts';
+export {
+  AUTHORIZATION_CODE_TTL_MS,
+  type ConnectOptions,
+  ConnectServer,
+  DEFAULT_CONNECT_CLIENT_ID,
+} from './connect.ts';
 export { redactKey, StripeApiError } from './errors.ts';
 export {
   API_VERSION,
@@ -39,6 +45,7 @@ import {
   paySubscriptionInvoice,
   updateSubscription,
 } from './billing.ts';
+import { type ConnectOptions, ConnectServer } from './connect.ts';
 import { type Ctx, type Json, type Permission, StripeState, type StripeStateOptions } from './model.ts';
 import { type Params, toFormParams } from './params.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -80,12 +87,24 @@ export type StartStripeSimulatorOptions = StripeStateOptions &
     defaultToken?: boolean;
     /** Webhook endpoints to register at start, and the fetch used to deliver. */
     webhooks?: WebhookOptions;
+    /** Stripe Connect: the platform's client id and redirect URIs, and accounts that may connect. */
+    connect?: ConnectOptions;
   };
 
 /** Objects the simulator's edit helpers handle (edits "in the Dashboard"). */
 export type EditableKind = 'customer' | 'product' | 'price' | 'coupon' | 'subscription';
 
 type EditOptions = { livemode?: boolean };
+
+/** Edits "in the Dashboard" of one account (the platform's or a connected one). */
+export type AccountEditors = {
+  create: (kind: EditableKind, params: Record<string, unknown>, options?: EditOptions) => Json;
+  update: (kind: EditableKind, id: string, params: Record<string, unknown>, options?: EditOptions) => Json;
+  remove: (kind: Exclude<EditableKind, 'price'>, id: string, options?: EditOptions) => Json;
+};
+
+/** A Standard account that may connect to the platform (Connect), with its Dashboard edits. */
+export type ConnectedAccount = AccountEditors & { id: string; state: StripeState };
 
 export type StripeSimulator = {
   /** Point the client here: `new Stripe(sim.token, { host: '127.0.0.1', port, protocol: 'http' })`. */
@@ -107,6 +126,12 @@ export type StripeSimulator = {
   payInvoice: (subscriptionId: string, options?: EditOptions) => Json;
   /** The subscription is canceled now (`customer.subscription.deleted`). */
   cancelSubscription: (subscriptionId: string, options?: EditOptions) => Json;
+  /** Stripe Connect: OAuth, `connected`, `authorizeAs`, `denyNext`, `revoke(accountId)`. */
+  connect: ConnectServer;
+  /** Another Standard account (test mode data seeded unless `seed: false`) that may connect. */
+  addConnectedAccount: (options?: { id?: string; seed?: false | { customers?: number } }) => ConnectedAccount;
+  /** A connected account made earlier (or at start), with its Dashboard edits. */
+  connectedAccount: (id: string) => ConnectedAccount;
   /** Register a webhook endpoint (test mode unless `livemode`); returns its id and secret. */
   addWebhookEndpoint: (
     url: string,
@@ -129,43 +154,7 @@ const ctxOf = (options?: EditOptions): Ctx => ({
   idempotencyKey: null,
 });
 
-export async function startStripeSimulator(
-  options: StartStripeSimulatorOptions = {},
-): Promise<StripeSimulator> {
-  const state = new StripeState(options);
-  if (options.defaultToken !== false) {
-    state.addKey({ key: DEFAULT_TOKEN, livemode: false });
-    state.addKey({ key: DEFAULT_LIVE_TOKEN, livemode: true });
-  }
-  for (const t of options.tokens ?? []) {
-    if (!/^(sk|rk)_(test|live)_/.test(t.token)) {
-      throw new Error(`Stripe keys start with sk_test_, sk_live_, rk_test_ or rk_live_: ${t.token}`);
-    }
-    const restricted = t.token.startsWith('rk_');
-    state.addKey({
-      key: t.token,
-      livemode: t.token.includes('_live_'),
-      ...(restricted ? { permissions: t.permissions ?? {} } : {}),
-    });
-  }
-  const server = await startStripeServer(state, options);
-  const seed = options.seed === false ? undefined : seedBilling(state, options.seed ?? {});
-  // Attached after seeding: the seed is history, not news.
-  const webhooks = new WebhookDispatcher(state, state.clock, options.webhooks);
-  const addWebhookEndpoint = (
-    url: string,
-    enabledEvents: string[] = ['*'],
-    o?: EditOptions,
-    secret?: string,
-  ) => {
-    const e = createWebhookEndpoint(state, toFormParams({ url, enabled_events: enabledEvents }), ctxOf(o));
-    if (secret) state.hidden.set(e.id as string, { secret });
-    return { id: e.id as string, secret: secret ?? (e.secret as string) };
-  };
-  for (const e of options.webhooks?.endpoints ?? []) {
-    addWebhookEndpoint(e.url, e.enabled_events, { livemode: e.livemode ?? false }, e.secret);
-  }
-
+function editorsOf(state: StripeState): AccountEditors {
   const create = (kind: EditableKind, params: Record<string, unknown>, o?: EditOptions): Json => {
     const p: Params = toFormParams(params);
     const ctx = ctxOf(o);
@@ -197,6 +186,69 @@ export async function startStripeSimulator(
     if (kind === 'coupon') return deleteCoupon(state, id, ctx);
     return structuredClone(cancelSubscription(state, id, ctx));
   };
+  return { create, update, remove };
+}
+
+export async function startStripeSimulator(
+  options: StartStripeSimulatorOptions = {},
+): Promise<StripeSimulator> {
+  const state = new StripeState(options);
+  if (options.defaultToken !== false) {
+    state.addKey({ key: DEFAULT_TOKEN, livemode: false });
+    state.addKey({ key: DEFAULT_LIVE_TOKEN, livemode: true });
+  }
+  for (const t of options.tokens ?? []) {
+    if (!/^(sk|rk)_(test|live)_/.test(t.token)) {
+      throw new Error(`Stripe keys start with sk_test_, sk_live_, rk_test_ or rk_live_: ${t.token}`);
+    }
+    const restricted = t.token.startsWith('rk_');
+    state.addKey({
+      key: t.token,
+      livemode: t.token.includes('_live_'),
+      ...(restricted ? { permissions: t.permissions ?? {} } : {}),
+    });
+  }
+  // Connected accounts share the platform's clock; their ids and data are their own.
+  let accounts = 0;
+  const connect = new ConnectServer(
+    state,
+    (id) =>
+      new StripeState({
+        clock: state.clock,
+        ...(options.idSeed !== undefined ? { idSeed: options.idSeed * 1000 + ++accounts } : {}),
+        ...(id ? { accountId: id } : {}),
+      }),
+    options.connect,
+  );
+  const server = await startStripeServer(state, options, connect);
+  const seed = options.seed === false ? undefined : seedBilling(state, options.seed ?? {});
+  // Attached after seeding: the seed is history, not news.
+  const webhooks = new WebhookDispatcher(state, state.clock, options.webhooks);
+  const addWebhookEndpoint = (
+    url: string,
+    enabledEvents: string[] = ['*'],
+    o?: EditOptions,
+    secret?: string,
+  ) => {
+    const e = createWebhookEndpoint(state, toFormParams({ url, enabled_events: enabledEvents }), ctxOf(o));
+    if (secret) state.hidden.set(e.id as string, { secret });
+    return { id: e.id as string, secret: secret ?? (e.secret as string) };
+  };
+  for (const e of options.webhooks?.endpoints ?? []) {
+    addWebhookEndpoint(e.url, e.enabled_events, { livemode: e.livemode ?? false }, e.secret);
+  }
+
+  const { create, update, remove } = editorsOf(state);
+  const connectedAccount = (id: string): ConnectedAccount => {
+    const account = connect.account(id);
+    return { id, state: account, ...editorsOf(account) };
+  };
+  const addConnectedAccount = (o: { id?: string; seed?: false | { customers?: number } } = {}) => {
+    const account = connect.addAccount(o.id);
+    if (o.seed !== false) seedBilling(account, o.seed ?? {});
+    return connectedAccount(account.accountId);
+  };
+  for (const a of options.connect?.accounts ?? []) addConnectedAccount(a);
 
   return {
     url: server.url,
@@ -215,6 +267,9 @@ export async function startStripeSimulator(
     failPayment: (id, o) => structuredClone(failSubscriptionPayment(state, id, ctxOf(o))),
     payInvoice: (id, o) => structuredClone(paySubscriptionInvoice(state, id, ctxOf(o))),
     cancelSubscription: (id, o) => structuredClone(cancelSubscription(state, id, ctxOf(o))),
+    connect,
+    addConnectedAccount,
+    connectedAccount,
     addWebhookEndpoint: (url, events, o) => addWebhookEndpoint(url, events, o),
     webhooks,
     flushWebhooks: () => webhooks.flush(),

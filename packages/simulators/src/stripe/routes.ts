@@ -27,6 +27,7 @@ import {
   paySubscriptionInvoice,
   updateSubscription,
 } from './billing.ts';
+import type { ConnectServer } from './connect.ts';
 import { noSuch, redactKey, StripeApiError } from './errors.ts';
 import {
   API_VERSION,
@@ -524,6 +525,8 @@ type Stored = {
 export async function startStripeServer(
   state: StripeState,
   options: StripeServerOptions = {},
+  /** Stripe Connect (OAuth on the connect host, `Stripe-Account`); none: the platform alone. */
+  connect?: ConnectServer,
 ): Promise<StripeServer> {
   const faults = new FaultInjector();
   const requestLog = new RequestLog();
@@ -559,7 +562,17 @@ export async function startStripeServer(
         false,
       );
     }
-    const key = state.keys.get(keyText);
+    // The account the request acts on: the key's own, or (the platform's key with Stripe-Account)
+    // a connected account; a legacy OAuth access token is a key of the connected account.
+    let account = state;
+    let key = state.keys.get(keyText);
+    if (!key && connect) {
+      const owner = connect.ownerOfKey(keyText);
+      if (owner) {
+        account = owner.state;
+        key = owner.key;
+      }
+    }
     if (!key) {
       return errorResponse(
         new StripeApiError(401, {
@@ -571,6 +584,23 @@ export async function startStripeServer(
       );
     }
     const livemode = key.livemode;
+    const onBehalf = req.headers['stripe-account'] as string | undefined;
+    if (onBehalf !== undefined && onBehalf !== account.accountId) {
+      const reached = account === state ? connect?.reachable(onBehalf) : undefined;
+      if (!reached) {
+        return errorResponse(
+          new StripeApiError(403, {
+            type: 'invalid_request_error',
+            code: 'account_invalid',
+            message: `The provided key '${redactKey(key.key)}' does not have access to account '${onBehalf}' (or that account does not exist). Application access may have been revoked.`,
+          }),
+          requestId,
+          livemode,
+        );
+      }
+      account = reached;
+    }
+    account.baseUrl = state.baseUrl;
     const write = req.method !== 'GET';
     if (!limiter.take(livemode, write)) return errorResponse(rateLimitError(), requestId, livemode);
 
@@ -603,7 +633,7 @@ export async function startStripeServer(
         return errorResponse(
           new StripeApiError(403, {
             type: 'invalid_request_error',
-            message: `The provided key '${redactKey(key.key)}' does not have the required permissions for this endpoint on account '${state.accountId}'. Having the 'rak_${route.resource}_${needed}' permission would allow this request to continue.`,
+            message: `The provided key '${redactKey(key.key)}' does not have the required permissions for this endpoint on account '${account.accountId}'. Having the 'rak_${route.resource}_${needed}' permission would allow this request to continue.`,
           }),
           requestId,
           livemode,
@@ -648,7 +678,8 @@ export async function startStripeServer(
           livemode,
         );
       }
-      storeKey = `${livemode ? 'live' : 'test'}|${idemKey}`;
+      // Idempotency keys are per account and mode.
+      storeKey = `${account.accountId}|${livemode ? 'live' : 'test'}|${idemKey}`;
       const prior = idempotency.get(storeKey);
       if (prior && state.clock.now() - prior.at >= IDEMPOTENCY_TTL_MS) idempotency.delete(storeKey);
       else if (prior) {
@@ -689,13 +720,13 @@ export async function startStripeServer(
       const expand = expandParam(params);
       const { expand: _e, ...rest } = params;
       if (route.allow) allowOnly(rest, route.allow);
-      const result = route.run(state, { params: rest, ctx, key, match, expand });
+      const result = route.run(account, { params: rest, ctx, key, match, expand });
       const body =
         route.kind === undefined
           ? result
           : route.list
-            ? state.renderList(route.kind, result, expand)
-            : state.render(route.kind, result, expand);
+            ? account.renderList(route.kind, result, expand)
+            : account.render(route.kind, result, expand);
       response = { status: 200, body, headers };
     } catch (err) {
       if (!(err instanceof StripeApiError)) throw err;
@@ -816,6 +847,14 @@ export async function startStripeServer(
     rateLimitResponse: () => errorResponse(rateLimitError(), `req_${state.randomId(14)}`, false),
     handler: async (req) => {
       if (req.path.startsWith('/v1/')) return handleApi(req);
+      if (connect && req.path.startsWith('/oauth/')) {
+        const auth = req.headers.authorization;
+        const form = parseForm(req.rawBody) as Record<string, string>;
+        if (req.path === '/oauth/authorize' && req.method === 'GET') return connect.authorize(req.query);
+        if (req.path === '/oauth/token' && req.method === 'POST') return connect.token(auth, form);
+        if (req.path === '/oauth/deauthorize' && req.method === 'POST')
+          return connect.deauthorize(auth, form);
+      }
       const other = handleOther(req);
       if (other) return other;
       return {

@@ -479,4 +479,72 @@ describe('stripe-node against the simulator', () => {
     const every = await stripe.subscriptions.list({ customer: customer.id, status: 'all' });
     expect(every.data.map((s) => s.id)).toEqual([sub.id]);
   });
+
+  it('Connect: stripe.oauth.authorizeUrl and oauth.token connect an account; {stripeAccount} reads its own data; deauthorize ends it', async () => {
+    const redirect = 'http://127.0.0.1:9/oauth/stripe/callback';
+    const { sim, stripe } = await start({
+      connect: {
+        redirectUris: [redirect],
+        accounts: [{ id: 'acct_1ConnectedShop0001', seed: { customers: 3 } }],
+      },
+    });
+    const shop = sim.connectedAccount('acct_1ConnectedShop0001');
+    const only = shop.create('customer', { email: 'only.in.shop@example.com', name: 'Shop Only' });
+
+    const url = new URL(
+      stripe.oauth.authorizeUrl({ client_id: sim.connect.clientId, state: 'csrf-1', redirect_uri: redirect }),
+    );
+    // The client builds https://<host>/oauth/authorize with read_write by default: the browser goes there.
+    expect(url.pathname).toBe('/oauth/authorize');
+    expect(url.searchParams.get('scope')).toBe('read_write');
+    const consent = await fetch(`${sim.url}${url.pathname}${url.search}`, { redirect: 'manual' });
+    expect(consent.status).toBe(302);
+    const back = new URL(consent.headers.get('location') as string);
+    expect(back.origin + back.pathname).toBe(redirect);
+    expect(back.searchParams.get('state')).toBe('csrf-1');
+    const code = back.searchParams.get('code') as string;
+    expect(code).toMatch(/^ac_/);
+
+    const token = await stripe.oauth.token({ grant_type: 'authorization_code', code });
+    expect(token).toMatchObject({
+      stripe_user_id: 'acct_1ConnectedShop0001',
+      scope: 'read_write',
+      livemode: false,
+      token_type: 'bearer',
+    });
+    expect(token.access_token).toMatch(/^sk_test_/);
+    expect(token.refresh_token).toMatch(/^rt_/);
+    expect(token.stripe_publishable_key).toMatch(/^pk_test_/);
+
+    // The platform key on behalf of the account (the recommended way) sees the account's data only.
+    const onBehalf = { stripeAccount: token.stripe_user_id as string };
+    expect((await stripe.accounts.retrieveCurrent({}, onBehalf)).id).toBe('acct_1ConnectedShop0001');
+    const theirs = await stripe.customers.list({ limit: 100 }, onBehalf);
+    expect(theirs.data.map((c) => c.id)).toContain(only.id);
+    expect(theirs.data).toHaveLength(4);
+    const platform = await stripe.customers.list({ limit: 100 });
+    expect(platform.data.map((c) => c.id)).not.toContain(only.id);
+    const made = await stripe.customers.create({ email: 'made@example.com' }, onBehalf);
+    expect(shop.state.get('customer', made.id, false)).toBeDefined();
+    await expect(stripe.customers.retrieve(made.id)).rejects.toMatchObject({ statusCode: 404 });
+    // The legacy access token works as the account's own key.
+    expect((await client(sim, token.access_token as string).customers.retrieve(only.id as string)).id).toBe(
+      only.id,
+    );
+
+    const spent = await failure(stripe.oauth.token({ grant_type: 'authorization_code', code }));
+    expect(spent.type).toBe('StripeInvalidGrantError');
+
+    const gone = await stripe.oauth.deauthorize({
+      client_id: sim.connect.clientId,
+      stripe_user_id: 'acct_1ConnectedShop0001',
+    });
+    expect(gone).toEqual({ stripe_user_id: 'acct_1ConnectedShop0001' });
+    const refused = await failure(stripe.customers.list({ limit: 1 }, onBehalf));
+    expect(refused.statusCode).toBe(403);
+    expect(refused.code).toBe('account_invalid');
+    expect(refused.type).toBe('StripePermissionError');
+    const legacy = await failure(client(sim, token.access_token as string).customers.list({ limit: 1 }));
+    expect(legacy.statusCode).toBe(401);
+  });
 });

@@ -523,3 +523,152 @@ describe('faults and request log', () => {
     expect(sim.requestLog.byPath()['GET /v1/products']).toBe(1);
   });
 });
+
+describe('Connect (Standard accounts, OAuth)', () => {
+  const redirect = 'https://platform.example/oauth/stripe/callback';
+
+  async function connectAccount(sim: StripeSimulator, scope = 'read_write') {
+    const auth = await fetch(
+      `${sim.url}/oauth/authorize?response_type=code&client_id=${sim.connect.clientId}&scope=${scope}&state=s1`,
+      { redirect: 'manual' },
+    );
+    const code = new URL(auth.headers.get('location') as string).searchParams.get('code') as string;
+    return call(sim, 'POST', '/oauth/token', { form: `grant_type=authorization_code&code=${code}` });
+  }
+
+  it('authorize refuses an unknown client, a scope or redirect outside the platform and reports a denial', async () => {
+    const sim = await start({ connect: { redirectUris: [redirect] } });
+    const at = (q: string) => fetch(`${sim.url}/oauth/authorize?${q}`, { redirect: 'manual' });
+    const unknown = await at('response_type=code&client_id=ca_nope&scope=read_write');
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as Json).error).toBe('invalid_client');
+    const scope = await at(`response_type=code&client_id=${sim.connect.clientId}&scope=admin`);
+    expect(((await scope.json()) as Json).error).toBe('invalid_scope');
+    const elsewhere = await at(
+      `response_type=code&client_id=${sim.connect.clientId}&scope=read_write&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    );
+    expect(((await elsewhere.json()) as Json).error).toBe('invalid_redirect_uri');
+    sim.connect.denyNext = true;
+    const denied = await at(`response_type=code&client_id=${sim.connect.clientId}&scope=read_write&state=z`);
+    const back = new URL(denied.headers.get('location') as string);
+    expect(back.origin + back.pathname).toBe(redirect);
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'access_denied', state: 'z' });
+    expect(back.searchParams.has('code')).toBe(false);
+  });
+
+  it('the token call needs the platform secret key; codes expire after 5 minutes; refresh tokens mint new access tokens', async () => {
+    const sim = await start({
+      connect: { redirectUris: [redirect] },
+      tokens: [{ token: 'rk_test_platformRestricted', permissions: { customer: 'write' } }],
+    });
+    const authorizeCode = async () => {
+      const r = await fetch(
+        `${sim.url}/oauth/authorize?response_type=code&client_id=${sim.connect.clientId}&scope=read_write`,
+        { redirect: 'manual' },
+      );
+      return new URL(r.headers.get('location') as string).searchParams.get('code') as string;
+    };
+    const form = (code: string) => `grant_type=authorization_code&code=${code}`;
+    const code = await authorizeCode();
+    const restricted = await call(sim, 'POST', '/oauth/token', {
+      form: form(code),
+      key: 'rk_test_platformRestricted',
+    });
+    expect(restricted.status).toBe(401);
+    expect(restricted.body.error).toBe('invalid_client');
+    const byParam = await call(sim, 'POST', '/oauth/token', {
+      form: `${form(code)}&client_secret=${sim.token}`,
+      key: null,
+    });
+    expect(byParam.status).toBe(200);
+    expect(sim.connect.connected.has(byParam.body.stripe_user_id as string)).toBe(true);
+
+    const late = await authorizeCode();
+    manual(sim).advance(5 * 60_000);
+    const expired = await call(sim, 'POST', '/oauth/token', { form: form(late) });
+    expect(expired.body).toEqual({
+      error: 'invalid_grant',
+      error_description: `Authorization code expired: ${late}`,
+    });
+
+    const refreshed = await call(sim, 'POST', '/oauth/token', {
+      form: `grant_type=refresh_token&refresh_token=${byParam.body.refresh_token}`,
+    });
+    expect(refreshed.body).toMatchObject({
+      stripe_user_id: byParam.body.stripe_user_id,
+      scope: 'read_write',
+    });
+    expect(refreshed.body.access_token).not.toBe(byParam.body.access_token);
+    const unsupported = await call(sim, 'POST', '/oauth/token', { form: 'grant_type=client_credentials' });
+    expect(unsupported.body.error).toBe('unsupported_grant_type');
+
+    // A live platform key makes live-mode credentials.
+    const live = await call(sim, 'POST', '/oauth/token', {
+      form: form(await authorizeCode()),
+      key: DEFAULT_LIVE_TOKEN,
+    });
+    expect(live.body).toMatchObject({ livemode: true });
+    expect(live.body.access_token).toMatch(/^sk_live_/);
+  });
+
+  it('Stripe-Account reaches only connected accounts, each with its own objects, events and idempotency keys', async () => {
+    const sim = await start({
+      connect: { redirectUris: [redirect], accounts: [{ id: 'acct_1Shop', seed: false }] },
+    });
+    const stranger = sim.addConnectedAccount({ id: 'acct_1Stranger', seed: false });
+    stranger.create('customer', { email: 'stranger@example.com' });
+    const token = await connectAccount(sim);
+    expect(token.body.stripe_user_id).toBe('acct_1Shop');
+
+    const onShop = { 'stripe-account': 'acct_1Shop', 'idempotency-key': 'same-key' };
+    const made = await call(sim, 'POST', '/v1/customers', {
+      form: 'email=a%40shop.example',
+      headers: onShop,
+    });
+    expect(made.status).toBe(200);
+    // The same idempotency key on the platform is another request.
+    const platform = await call(sim, 'POST', '/v1/customers', {
+      form: 'email=b%40platform.example',
+      headers: { 'idempotency-key': 'same-key' },
+    });
+    expect(platform.status).toBe(200);
+    expect(platform.body.id).not.toBe(made.body.id);
+    const events = await call(sim, 'GET', '/v1/events?type=customer.created', {
+      headers: { 'stripe-account': 'acct_1Shop' },
+    });
+    expect(events.body.data?.map((e) => (e.data as unknown as { object: Json }).object.id)).toEqual([
+      made.body.id,
+    ]);
+    expect(
+      (await call(sim, 'GET', '/v1/account', { headers: { 'stripe-account': 'acct_1Shop' } })).body.id,
+    ).toBe('acct_1Shop');
+
+    // Never connected: refused like an account the platform has no access to.
+    const refused = await call(sim, 'GET', '/v1/customers', {
+      headers: { 'stripe-account': 'acct_1Stranger' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'account_invalid',
+      message: `The provided key 'sk_test_${'*'.repeat(sim.token.length - 12)}${sim.token.slice(-4)}' does not have access to account 'acct_1Stranger' (or that account does not exist). Application access may have been revoked.`,
+    });
+    // A connected account's own key cannot reach another account.
+    const legacy = await call(sim, 'GET', '/v1/customers', {
+      key: token.body.access_token as string,
+      headers: { 'stripe-account': 'acct_1Stranger' },
+    });
+    expect(legacy.status).toBe(403);
+
+    // The user disconnects the platform in their Dashboard.
+    sim.connect.revoke('acct_1Shop');
+    expect(
+      (await call(sim, 'GET', '/v1/customers', { headers: { 'stripe-account': 'acct_1Shop' } })).status,
+    ).toBe(403);
+    const again = await call(sim, 'POST', '/oauth/deauthorize', {
+      form: `client_id=${sim.connect.clientId}&stripe_user_id=acct_1Shop`,
+    });
+    expect(again.status).toBe(401);
+    expect(again.body.error).toBe('invalid_client');
+  });
+});

@@ -11,7 +11,7 @@ export {
   WebflowState,
   type WebflowStateOptions,
 } from './model.ts';
-export { CODE_TTL_MS, type OAuthApp } from './oauth.ts';
+export { CODE_TTL_MS, type OAuthApp, type WebflowUser } from './oauth.ts';
 export { DEFAULT_PER_MINUTE, type RateLimitOptions } from './rate-limit.ts';
 export { MAX_PAGE_SIZE, startWebflowServer, type WebflowServerOptions } from './routes.ts';
 export { type CrmSeed as WebflowCrmSeed, type SeedCounts, seedCrm as seedWebflowCrm } from './seed.ts';
@@ -42,13 +42,16 @@ import { WebhookDispatcher, type WebhookOptions } from './webhooks.ts';
 export const DEFAULT_TOKEN = 'f3c0a1b2d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d';
 
 export const ALL_SCOPES = ['sites:read', 'sites:write', 'cms:read', 'cms:write'];
+/** What an OAuth app may ask for: the site scopes and `authorized_user:read` (who authorized it). */
+export const APP_SCOPES = [...ALL_SCOPES, 'authorized_user:read'];
 
 /** The OAuth app registered unless `oauthApps` is given. */
 export const DEFAULT_OAUTH_APP: Required<OAuthApp> = {
   clientId: '6a1e0c4b2f8d3e7a9c5b1d0f2e4a6c8b0d2f4e6a8c0b2d4f6e8a0c2b4d6f8e0a',
   clientSecret: 'b7d9f1e3c5a7092b4d6f8e0a1c3e5b7d9f0a2c4e6b8d0f1a3c5e7b9d0f2a4c6e',
   redirectUri: 'http://127.0.0.1/oauth/callback',
-  scopes: ALL_SCOPES,
+  scopes: APP_SCOPES,
+  displayName: 'Simulated App',
 };
 
 export type StartWebflowSimulatorOptions = WebflowStateOptions &
@@ -123,7 +126,7 @@ export async function startWebflowSimulator(
   const siteId = crm?.siteId ?? state.addSite({ displayName: 'Empty Site', shortName: 'empty-site' }).id;
   const allSites = () => [...state.sites.keys()];
 
-  const oauth = new OAuthServer(state, ALL_SCOPES, allSites);
+  const oauth = new OAuthServer(state, APP_SCOPES, allSites);
   for (const app of options.oauthApps ?? [DEFAULT_OAUTH_APP]) oauth.addApp(app);
 
   if (options.defaultToken !== false) {

@@ -9,13 +9,19 @@
  *   one) -> `{access_token, token_type: "bearer", scope}`.
  * - `POST /oauth/revoke_authorization` with `client_id`, `client_secret`, `access_token` ->
  *   `{did_revoke: true}`.
+ * - `GET /v2/token/introspect` (any token): the authorization (`id`, `createdOn`, `lastUsed`,
+ *   `grantType`, `rateLimit`, `scope`, `authorizedTo: {siteIds, workspaceIds, userIds}`) and, for a
+ *   token issued to an app, the `application`; `GET /v2/token/authorized_by` (scope
+ *   `authorized_user:read`): the user who authorized it (`id`, `email`, `firstName`, `lastName`).
  */
-import type { SimResponse } from '../http.ts';
+import type { SimResponse, TokenInfo } from '../http.ts';
 import type { WebflowState } from './model.ts';
 
 export type OAuthApp = {
   clientId: string;
   clientSecret: string;
+  /** Shown by `/v2/token/introspect` as the application's `displayName` (default: "Simulated App"). */
+  displayName?: string;
   /** The redirect URI registered for the app (default: any). */
   redirectUri?: string;
   /** Scopes the app may ask for (default: the four the simulator knows). */
@@ -23,6 +29,12 @@ export type OAuthApp = {
 };
 
 export const CODE_TTL_MS = 15 * 60_000;
+
+/** The user who authorizes apps in the simulator (what `/v2/token/authorized_by` answers). */
+export type WebflowUser = { id: string; email: string; firstName: string; lastName: string };
+
+/** An authorization as `/v2/token/introspect` shows it. */
+type Authorization = { id: string; createdOn: number; lastUsed: number | null; clientId?: string };
 
 type PendingCode = {
   clientId: string;
@@ -42,13 +54,24 @@ export class OAuthServer {
   private readonly codes = new Map<string, PendingCode>();
   /** Access token -> the app it was issued to. */
   private readonly tokenApps = new Map<string, string>();
+  /** Token -> its authorization (made on first sight for tokens given at start). */
+  private readonly authorizations = new Map<string, Authorization>();
+  /** The workspace member who approves on the authorize page. */
+  readonly user: WebflowUser;
 
   constructor(
     private readonly state: WebflowState,
     private readonly allScopes: string[],
     /** Sites the simulated user authorizes (default: every site). */
     private readonly authorizeSites: () => string[],
-  ) {}
+  ) {
+    this.user = {
+      id: state.newId(),
+      email: 'owner@lockstep-crm.example',
+      firstName: 'Sim',
+      lastName: 'Owner',
+    };
+  }
 
   addApp(app: OAuthApp): void {
     this.apps.set(app.clientId, app);
@@ -125,6 +148,12 @@ export class OAuthServer {
       userId: this.state.workspaceId,
     });
     this.tokenApps.set(token, clientId);
+    this.authorizations.set(token, {
+      id: this.state.newId(),
+      createdOn: this.state.clock.now(),
+      lastUsed: null,
+      clientId,
+    });
     return {
       status: 200,
       body: { access_token: token, token_type: 'bearer', scope: pending.scopes.join(' ') },
@@ -143,5 +172,69 @@ export class OAuthServer {
       return oauthError(400, 'invalid_token', 'The access token does not exist or was already revoked');
     this.state.tokens.revoke(token);
     return { status: 200, body: { did_revoke: true } };
+  }
+
+  private authorizationOf(token: TokenInfo): Authorization {
+    let a = this.authorizations.get(token.token);
+    if (!a) {
+      const clientId = this.tokenApps.get(token.token);
+      a = {
+        id: this.state.newId(),
+        createdOn: this.state.clock.now(),
+        lastUsed: null,
+        ...(clientId ? { clientId } : {}),
+      };
+      this.authorizations.set(token.token, a);
+    }
+    return a;
+  }
+
+  /** A token was used (introspect shows `lastUsed`). */
+  touch(token: TokenInfo): void {
+    this.authorizationOf(token).lastUsed = this.state.clock.now();
+  }
+
+  /**
+   * `GET /v2/token/introspect`. Webflow's reference: `application` only for tokens issued to an app;
+   * site and workspace tokens have grant type `client_credentials`. The scope is comma separated as
+   * the reference describes it.
+   */
+  introspect(token: TokenInfo): SimResponse {
+    const a = this.authorizationOf(token);
+    const app = a.clientId ? this.apps.get(a.clientId) : undefined;
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return {
+      status: 200,
+      body: {
+        authorization: {
+          id: a.id,
+          createdOn: iso(a.createdOn),
+          lastUsed: iso(a.lastUsed ?? a.createdOn),
+          grantType: app ? 'authorization_code' : 'client_credentials',
+          rateLimit: 60,
+          scope: token.scopes.join(','),
+          authorizedTo: {
+            siteIds: token.bases ?? this.authorizeSites(),
+            workspaceIds: [this.state.workspaceId],
+            userIds: app ? [this.user.id] : [],
+          },
+        },
+        ...(app
+          ? {
+              application: {
+                id: app.clientId.slice(0, 24),
+                description: 'A simulated Webflow Data Client app',
+                homepage: 'https://webflow.com',
+                displayName: app.displayName ?? 'Simulated App',
+              },
+            }
+          : {}),
+      },
+    };
+  }
+
+  /** `GET /v2/token/authorized_by`: the user who authorized the token. */
+  authorizedBy(): SimResponse {
+    return { status: 200, body: { ...this.user } };
   }
 }

@@ -259,6 +259,7 @@ export async function startWebflowServer(
       }
       if (req.bodyInvalid) throw badRequest();
       response = await route.run({ req, token });
+      oauth.touch(token);
     } catch (err) {
       if (!(err instanceof WebflowApiError)) throw err;
       response = { status: err.status, body: err.body, headers: err.headers };
@@ -283,6 +284,11 @@ export async function startWebflowServer(
         return route(['sites:read'], (x) => listWebhooks(x, b));
       if (p.length === 3 && c === 'webhooks' && method === 'POST')
         return route(['sites:write'], (x) => createWebhook(x, b));
+      return undefined;
+    }
+    if (a === 'token' && p.length === 2 && method === 'GET') {
+      if (b === 'introspect') return route([], ({ token }) => oauth.introspect(token));
+      if (b === 'authorized_by') return route(['authorized_user:read'], () => oauth.authorizedBy());
       return undefined;
     }
     if (a === 'webhooks' && b !== undefined && p.length === 2) {

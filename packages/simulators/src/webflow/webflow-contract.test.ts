@@ -3,10 +3,15 @@
  * the calls a sync makes. If the client cannot use the simulator, the simulator is wrong, not
  * this test.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Webflow, WebflowClient, WebflowError } from 'webflow-api';
 import { ManualClock } from '../http.ts';
-import { type StartWebflowSimulatorOptions, startWebflowSimulator, type WebflowSimulator } from './index.ts';
+import {
+  DEFAULT_OAUTH_APP,
+  type StartWebflowSimulatorOptions,
+  startWebflowSimulator,
+  type WebflowSimulator,
+} from './index.ts';
 
 const started: WebflowSimulator[] = [];
 
@@ -35,6 +40,7 @@ async function start(
 }
 
 afterEach(async () => {
+  vi.unstubAllGlobals();
   while (started.length) await started.pop()!.close();
 });
 
@@ -335,5 +341,66 @@ describe('webflow-api against the simulator', () => {
     );
     expect(strict.statusCode).toBe(400);
     expect((strict.body as Body).details?.[0]?.param).toBe('headshot');
+  });
+
+  it('OAuth: WebflowClient.authorizeURL and getAccessToken sign in; the token introspects and reads the site', async () => {
+    const { sim } = await start();
+    const app = DEFAULT_OAUTH_APP;
+    const url = new URL(
+      WebflowClient.authorizeURL({
+        clientId: app.clientId,
+        state: 'state-123',
+        redirectUri: app.redirectUri,
+        scope: ['sites:read', 'cms:read', 'cms:write', 'authorized_user:read'],
+      }),
+    );
+    expect(url.origin + url.pathname).toBe('https://webflow.com/oauth/authorize');
+    // The authorize page is webflow.com's: the person's browser goes to the simulator instead.
+    const consent = await fetch(`${sim.url}${url.pathname}${url.search}`, { redirect: 'manual' });
+    expect(consent.status).toBe(302);
+    const back = new URL(consent.headers.get('location')!);
+    expect(back.searchParams.get('state')).toBe('state-123');
+
+    // getAccessToken has api.webflow.com built in: its one request is sent to the simulator.
+    const real = globalThis.fetch;
+    const seen: string[] = [];
+    vi.stubGlobal('fetch', (input: string | URL | Request, init?: RequestInit) => {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      seen.push(target.toString());
+      return real(`${sim.url}${target.pathname}${target.search}`, init);
+    });
+    const accessToken = await WebflowClient.getAccessToken({
+      clientId: app.clientId,
+      clientSecret: app.clientSecret,
+      code: back.searchParams.get('code')!,
+      redirectUri: app.redirectUri,
+    });
+    vi.unstubAllGlobals();
+    expect(seen).toEqual(['https://api.webflow.com/oauth/access_token']);
+    expect(accessToken).toMatch(/^[0-9a-f]{64}$/);
+
+    const client = new WebflowClient({ accessToken, baseUrl: `${sim.url}/v2`, maxRetries: 0 });
+    const info = await client.token.introspect();
+    expect(info.authorization?.grantType).toBe('authorization_code');
+    expect(info.authorization?.authorizedTo?.siteIds).toEqual([sim.siteId]);
+    expect(info.application?.displayName).toBe('Simulated App');
+    expect(await client.token.authorizedBy()).toEqual(sim.oauth.user);
+    expect((await client.sites.list()).sites?.map((s) => s.id)).toEqual([sim.siteId]);
+
+    // A spent code: the client's own error with Webflow's status.
+    vi.stubGlobal('fetch', (input: string | URL | Request, init?: RequestInit) => {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      return real(`${sim.url}${target.pathname}${target.search}`, init);
+    });
+    const spent = await failure(
+      WebflowClient.getAccessToken({
+        clientId: app.clientId,
+        clientSecret: app.clientSecret,
+        code: back.searchParams.get('code')!,
+        redirectUri: app.redirectUri,
+      }),
+    );
+    expect(spent.statusCode).toBe(400);
+    expect(spent.body).toMatchObject({ error: 'invalid_grant' });
   });
 });

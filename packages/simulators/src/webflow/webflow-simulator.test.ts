@@ -514,6 +514,50 @@ describe('oauth', () => {
     expect((await call(sim, '/v2/sites', { token: access })).status).toBe(401);
   });
 
+  it('introspect shows the app and the sites of an OAuth token, and a site token as client_credentials; authorized_by needs its scope', async () => {
+    const sim = await start();
+    const r = await authorize(sim, 'cms:read sites:read authorized_user:read');
+    const code = new URL(r.headers.get('location')!).searchParams.get('code')!;
+    const token = await call(sim, '/oauth/access_token', {
+      method: 'POST',
+      token: null,
+      body: {
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        code,
+        grant_type: 'authorization_code',
+      },
+    });
+    const access = String(token.body.access_token);
+    const info = await call(sim, '/v2/token/introspect', { token: access });
+    expect(info.status).toBe(200);
+    expect(info.body).toMatchObject({
+      authorization: {
+        grantType: 'authorization_code',
+        scope: 'cms:read,sites:read,authorized_user:read',
+        authorizedTo: {
+          siteIds: [sim.siteId],
+          workspaceIds: [sim.state.workspaceId],
+          userIds: [sim.oauth.user.id],
+        },
+      },
+      application: { displayName: 'Simulated App' },
+    });
+    const who = await call(sim, '/v2/token/authorized_by', { token: access });
+    expect(who.body).toEqual(sim.oauth.user);
+
+    const site = await call(sim, '/v2/token/introspect');
+    expect(site.body.authorization).toMatchObject({
+      grantType: 'client_credentials',
+      authorizedTo: { userIds: [] },
+    });
+    expect(site.body).not.toHaveProperty('application');
+    const refused = await call(sim, '/v2/token/authorized_by');
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('missing_scopes');
+    expect((await call(sim, '/v2/token/introspect', { token: 'nope' })).status).toBe(401);
+  });
+
   it('refuses a wrong secret, a stale code, a redirect mismatch, unknown scopes and refresh tokens', async () => {
     const sim = await start();
     const codeOf = async (extra = '') =>
