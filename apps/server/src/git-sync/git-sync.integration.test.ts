@@ -302,11 +302,19 @@ describe('git sync', () => {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
+    // Something an upload would commit, if the cancelled run ran.
+    await query(urls.left, `update people set name = 'Bob, changed meanwhile' where email = 'bob@test.test'`);
     const before = await head();
     const cancelled = await api('POST', `/rest/git-sync/${gitSyncId}/cancel`, {});
     expect(cancelled).toMatchObject({ id: queued.id, status: 'CANCELLED' });
     await executeGitSyncRun(t.ctx, queued.id);
     expect(await head()).toBe(before);
+    const after = await t.ctx.db
+      .selectFrom('git_sync_run')
+      .select('status')
+      .where('id', '=', queued.id)
+      .executeTakeFirstOrThrow();
+    expect(after.status).toBe('CANCELLED');
     await expect(api('POST', `/rest/git-sync/${gitSyncId}/cancel`, {})).rejects.toThrow(/409/);
   });
 
