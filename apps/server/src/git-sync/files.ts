@@ -1,4 +1,10 @@
-import type { CanonicalValue, FieldSpec, FieldType, RecordData } from '@lockstep/engine';
+import {
+  type CanonicalValue,
+  type FieldSpec,
+  type FieldType,
+  normalizeValue,
+  type RecordData,
+} from '@lockstep/engine';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 
@@ -130,9 +136,20 @@ const parseJsonOr = (text: string, fallback: unknown): unknown => {
 const jsonValue = (type: FieldType, v: CanonicalValue | undefined): unknown =>
   v === undefined ? null : type === 'json' && v !== null && typeof v === 'object' && 'json' in v ? v.json : v;
 
-/** A table's file: its records in id order. */
+/** A field's value as the engine holds it (a number as an exact decimal, say); as read if it is not one. */
+function canonical(f: FileField, raw: unknown): CanonicalValue {
+  const n = normalizeValue(f.type, raw ?? null, f.options);
+  return n.ok ? n.value : (raw as CanonicalValue);
+}
+
+/** A table's file: its records in id order, their values canonical. */
 export function encodeTable(t: TableFile, records: RecordData[], format: 'csv' | 'jsonl'): string {
-  const sorted = [...records].sort((a, b) => compareIds(a.id, b.id));
+  const sorted = [...records]
+    .sort((a, b) => compareIds(a.id, b.id))
+    .map((r) => ({
+      id: r.id,
+      fields: Object.fromEntries(t.fields.map((f) => [f.id, canonical(f, r.fields[f.id])])),
+    }));
   if (format === 'jsonl') {
     return sorted
       .map((r) => {

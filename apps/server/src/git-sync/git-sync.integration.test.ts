@@ -283,6 +283,28 @@ describe('git sync', () => {
       .execute();
   });
 
+  it('deletes a record whose row was removed in git, on both apps', async () => {
+    const [dee] = await query(urls.left, `select id from people where email = 'dee@test.test'`);
+    await until(
+      async () => (await nameOf(urls.right, 'dee@test.test')) === 'Dee',
+      'Dee reaches the other app',
+    );
+    await commitInGit(
+      FILE,
+      (csv) => csv.replace(`${dee?.id},dee@test.test,${dee?.id},Dee\n`, ''),
+      'Remove Dee',
+    );
+    const r = await run('download');
+    expect(r.status, r.error ?? '').toBe('COMPLETED');
+    expect(r.counts[0]).toMatchObject({ deleted: 1, created: 0 });
+    expect(await query(urls.left, `select id from people where email = 'dee@test.test'`)).toEqual([]);
+    await until(
+      async () =>
+        (await query(urls.right, `select id from people where email = 'dee@test.test'`)).length === 0,
+      'the sync deletes Dee on the other app',
+    );
+  });
+
   it('cancels a run that has not ended, and refuses when none is in progress', async () => {
     const queued = await t.ctx.db
       .insertInto('git_sync_run')
@@ -316,6 +338,28 @@ describe('git sync', () => {
       .executeTakeFirstOrThrow();
     expect(after.status).toBe('CANCELLED');
     await expect(api('POST', `/rest/git-sync/${gitSyncId}/cancel`, {})).rejects.toThrow(/409/);
+  });
+
+  it('keeps the table as JSON Lines when asked to, and applies an edit made there', async () => {
+    const patched = await api('PATCH', `/rest/git-sync/${gitSyncId}`, { format: 'jsonl' });
+    expect(patched).toMatchObject({ format: 'jsonl', lastSyncedCommit: null });
+    const up = await run('upload');
+    expect(up.status, up.error ?? '').toBe('COMPLETED');
+    const file = 'data/left/people.jsonl';
+    const lines = (await fileAtHead(file))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toEqual({ _id: '1', email: 'ada@test.test', id: '1', name: 'Ada from git' });
+    await commitInGit(
+      file,
+      (text) => text.replace('"name":"Ada from git"', '"name":"Ada in JSON Lines"'),
+      'Rename Ada again',
+    );
+    const r = await run('download');
+    expect(r.status, r.error ?? '').toBe('COMPLETED');
+    expect(r.counts).toEqual([expect.objectContaining({ file: 'left/people.jsonl', updated: 1 })]);
+    expect(await nameOf(urls.left, 'ada@test.test')).toBe('Ada in JSON Lines');
   });
 
   it('answers another user 404 and bad input 400, in the envelope', async () => {
