@@ -19,6 +19,9 @@ import { stringify } from 'csv-stringify/sync';
  * empty cell is no value. A JSON Lines row is one object with the same keys and canonical values.
  */
 export const ID_COLUMN = '_id';
+
+/** A file edited out of shape: the run fails with this text (file and line). */
+export class FileFormatError extends Error {}
 export const SCHEMA_FILE = 'schema.json';
 
 export type FileField = FieldSpec & { column: string };
@@ -181,10 +184,10 @@ export function decodeTable(t: TableFile, text: string, format: 'csv' | 'jsonl')
       try {
         obj = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        throw new Error(`${t.file}, line ${i + 1}: not a JSON object.`);
+        throw new FileFormatError(`${t.file}, line ${i + 1}: not a JSON object.`);
       }
       if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
-        throw new Error(`${t.file}, line ${i + 1}: not a JSON object.`);
+        throw new FileFormatError(`${t.file}, line ${i + 1}: not a JSON object.`);
       const fields: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(obj)) {
         const f = byColumn.get(k);
@@ -203,13 +206,15 @@ export function decodeTable(t: TableFile, text: string, format: 'csv' | 'jsonl')
   try {
     parsed = parse(text, { relax_column_count: true, skip_empty_lines: true, bom: true }) as string[][];
   } catch (error) {
-    throw new Error(`${t.file}: not a CSV file (${(error as Error).message}).`);
+    throw new FileFormatError(`${t.file}: not a CSV file (${(error as Error).message}).`);
   }
   const [header, ...body] = parsed;
   if (!header) return rows;
   const idAt = header.indexOf(ID_COLUMN);
   if (idAt < 0)
-    throw new Error(`${t.file}: the first row must name the columns, with ${ID_COLUMN} for the record id.`);
+    throw new FileFormatError(
+      `${t.file}: the first row must name the columns, with ${ID_COLUMN} for the record id.`,
+    );
   for (const [i, row] of body.entries()) {
     const fields: Record<string, unknown> = {};
     header.forEach((name, c) => {

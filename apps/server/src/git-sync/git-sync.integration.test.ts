@@ -360,6 +360,14 @@ describe('git sync', () => {
     expect(r.status, r.error ?? '').toBe('COMPLETED');
     expect(r.counts).toEqual([expect.objectContaining({ file: 'left/people.jsonl', updated: 1 })]);
     expect(await nameOf(urls.left, 'ada@test.test')).toBe('Ada in JSON Lines');
+
+    // A file edited out of shape fails the run, naming the file and line; nothing is applied.
+    const synced = (await api('GET', `/rest/git-sync/${gitSyncId}`)).lastSyncedCommit;
+    await commitInGit(file, (text) => `${text}{"_id": "1", "name": oops}\n`, 'Break the file');
+    const broken = await run('download');
+    expect(broken.status).toBe('FAILED');
+    expect(broken.error).toMatch(/^left\/people\.jsonl, line \d+: not a JSON object\.$/);
+    expect((await api('GET', `/rest/git-sync/${gitSyncId}`)).lastSyncedCommit).toBe(synced);
   });
 
   it('answers another user 404 and bad input 400, in the envelope', async () => {

@@ -28,6 +28,7 @@ import {
   decodeTable,
   encodeSchema,
   encodeTable,
+  FileFormatError,
   fileNames,
   ID_COLUMN,
   SCHEMA_FILE,
@@ -444,21 +445,27 @@ async function download(
     );
   const [now, then] = await Promise.all([
     repo.readFolder(head, g.folder),
-    repo.readFolder(g.last_synced_commit, g.folder).catch(() => new Map<string, Uint8Array>()),
+    repo.readFolder(g.last_synced_commit, g.folder).catch(() => {
+      // Without the shadow every row would look new (and be created again): start over instead.
+      throw new GitSyncError(
+        `The last synced commit ${g.last_synced_commit?.slice(0, 7)} is no longer in the repository. Upload to start over.`,
+      );
+    }),
   ]);
   const doc = decodeSchema(text(then.get(SCHEMA_FILE))) ?? decodeSchema(text(now.get(SCHEMA_FILE)));
   if (!doc) throw new GitSyncError(`No ${SCHEMA_FILE} in ${g.folder}: upload first.`);
   const known = new Set(
-    (
-      await deps.db
-        .selectFrom('external_table')
-        .select('id')
-        .where(
-          'id',
-          'in',
-          doc.tables.map((t) => t.tableId),
-        )
-        .execute()
+    (doc.tables.length === 0
+      ? []
+      : await deps.db
+          .selectFrom('external_table')
+          .select('id')
+          .where(
+            'id',
+            'in',
+            doc.tables.map((t) => t.tableId),
+          )
+          .execute()
     ).map((t) => t.id),
   );
   const tables = tablesOf(doc).filter((t) => g.sides.includes(t.side) && known.has(t.tableId));
@@ -483,6 +490,11 @@ async function download(
       problems.push(
         `${t.file} was removed in git: its records are left as they are (delete rows, not the file).`,
       );
+      continue;
+    }
+    if (headFile !== undefined && shadowFile === undefined) {
+      // Never uploaded: its rows would all look new. The next upload writes the app's records here.
+      problems.push(`${t.file} was not uploaded by Lockstep yet: upload before editing it in git.`);
       continue;
     }
     if (headFile && shadowFile && Buffer.from(headFile).equals(Buffer.from(shadowFile))) continue;
@@ -760,7 +772,8 @@ export async function executeGitSyncRun(deps: RunDeps, runId: string): Promise<v
     }
   } catch (error) {
     if (error instanceof Cancelled) return;
-    const known = error instanceof GitSyncError || error instanceof RunStop;
+    const known =
+      error instanceof GitSyncError || error instanceof RunStop || error instanceof FileFormatError;
     const userFacing = (error as { userFacingMessage?: string }).userFacingMessage;
     await finish({
       status: 'FAILED',
