@@ -82,6 +82,13 @@ export const router = createBrowserRouter([
                 children: [
                   { path: '/syncs', element: <SyncsPage /> },
                   {
+                    path: '/git-sync/core-bases',
+                    lazy: lazyPage(
+                      () => import('./pages/git-sync-page'),
+                      (m) => m.GitSyncPage,
+                    ),
+                  },
+                  {
                     path: '/issues',
                     lazy: lazyPage(
                       () => import('./pages/issues-page'),

@@ -3,6 +3,7 @@ export * from './connections';
 export * from './constants';
 export * from './core-bases';
 export * from './errors';
+export * from './git-sync';
 export * from './plan-rules';
 export * from './plans';
 export * from './runs';

@@ -400,6 +400,45 @@ export type AppWebhookEventTable = {
   received_at: Generated<Timestamp>;
 };
 
+export type GitSyncTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  repo_kind: 'https' | 'local';
+  repo_url: string | null;
+  repo_path: string | null;
+  /** Sealed { token, username? } of an HTTPS repository (secret-box); never returned by the API. */
+  secret: string | null;
+  branch: string;
+  folder: string;
+  sides: Json<Side[]>;
+  format: Generated<'csv' | 'jsonl'>;
+  /** The commit whose files are the shadow of the next download (last uploaded or applied). */
+  last_synced_commit: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type GitSyncRunTable = {
+  id: Generated<string>;
+  owner_id: string;
+  git_sync_id: string;
+  kind: 'upload' | 'download' | 'fetch_schema';
+  status: Generated<'PENDING' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED'>;
+  done: Generated<number>;
+  total: number | null;
+  message: string | null;
+  base_commit: string | null;
+  commit_id: string | null;
+  counts: Json<unknown[]>;
+  conflicts: Json<unknown[]>;
+  problems: Json<string[]>;
+  error: string | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+};
+
 export type Database = {
   user: AuthUserTable;
   session: AuthSessionTable;
@@ -435,4 +474,6 @@ export type Database = {
   app_webhook_event: AppWebhookEventTable;
   stripe_webhook_event: StripeWebhookEventTable;
   owner_record_count: OwnerRecordCountTable;
+  git_sync: GitSyncTable;
+  git_sync_run: GitSyncRunTable;
 };

@@ -5,6 +5,7 @@ import type { SecretBox } from '../services/secret-box';
 import type { RuntimeConnectors } from '../sync/runtime-connectors';
 import { registerDriftCheck } from './drift-check';
 import { registerGenerateSchema } from './generate-schema';
+import { registerGitSyncRun } from './git-sync-run';
 import { registerPruneHistory } from './prune-history';
 import { registerPurgeExpiredSessions } from './purge-expired-sessions';
 import { limitJobRetention } from './queue';
@@ -38,6 +39,7 @@ export async function registerJobs(
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);
   await registerGenerateSchema(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerGitSyncRun(boss, deps.ctx ?? null, deps.runWorkers);
   await registerDriftCheck(boss, deps, deps.runWorkers);
   await registerScheduleDriftChecks(boss, deps.db, deps.runWorkers);
   await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);

@@ -52,6 +52,17 @@ import { createTablesRoute } from './generate-schema/create-tables';
 import { createTablesAsyncRoute } from './generate-schema/create-tables-async';
 import { setupTableRoute } from './generate-schema/setup-table';
 import { setupTablesRoute } from './generate-schema/setup-tables';
+import { cancelGitSyncRun } from './git-sync/cancel-git-sync-run';
+import { createGitSync } from './git-sync/create-git-sync';
+import { deleteGitSync } from './git-sync/delete-git-sync';
+import { fetchTablePreviews } from './git-sync/fetch-table-previews';
+import { getGitSync } from './git-sync/get-git-sync';
+import { listGitSyncRuns } from './git-sync/list-git-sync-runs';
+import { listGitSyncs } from './git-sync/list-git-syncs';
+import { patchGitSync } from './git-sync/patch-git-sync';
+import { runDownload } from './git-sync/run-download';
+import { runFetchSchema } from './git-sync/run-fetch-schema';
+import { runUpload } from './git-sync/run-upload';
 import { cancelProgress } from './progress/cancel-progress';
 import { getProgress } from './progress/get-progress';
 import { deleteApprovals } from './review/delete-approvals';
@@ -193,6 +204,17 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteExternalBase,
     updateTableSchema,
     sandboxApps,
+    createGitSync,
+    listGitSyncs,
+    getGitSync,
+    patchGitSync,
+    deleteGitSync,
+    listGitSyncRuns,
+    runUpload,
+    runDownload,
+    runFetchSchema,
+    cancelGitSyncRun,
+    fetchTablePreviews,
   ]) {
     register(app, ctx);
   }

@@ -32,6 +32,7 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/sync-errors\/(clear-and-retry\/)?\{id\}/, 'syncError'],
   [/^\/rest\/sync-logs\/\{id\}/, 'syncLog'],
   [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
+  [/^\/rest\/git-sync\/\{id\}/, 'gitSync'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -152,6 +153,13 @@ beforeAll(async () => {
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
+
+  theirs.gitSync = (
+    await post('/rest/git-sync', {
+      coreBaseId: theirs.coreBase,
+      repository: { kind: 'https', url: 'https://git.example.com/b.git', token: 'b-token' },
+    })
+  ).gitSyncId;
 
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
@@ -277,6 +285,7 @@ describe('every /rest route of the OpenAPI document', () => {
       `/rest/sync-errors/${theirs.syncError}`,
       `/rest/sync-logs/${theirs.syncLog}`,
       `/rest/sync-preview/${theirs.preview}`,
+      `/rest/git-sync/${theirs.gitSync}`,
     ])
       expect((await t.app.inject({ url, headers: b.auth })).statusCode, url).toBe(200);
   });
