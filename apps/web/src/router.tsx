@@ -103,6 +103,13 @@ export const router = createBrowserRouter([
                     ),
                   },
                   {
+                    path: '/api-import',
+                    lazy: lazyPage(
+                      () => import('./pages/api-import-page'),
+                      (m) => m.ApiImportPage,
+                    ),
+                  },
+                  {
                     path: '/get-started',
                     lazy: lazyPage(
                       () => import('./pages/get-started-page'),

@@ -1,3 +1,4 @@
+export * from './api-import';
 export * from './automap';
 export * from './connections';
 export * from './constants';

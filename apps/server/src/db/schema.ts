@@ -225,6 +225,32 @@ export type SyncLogExportTable = {
   created_at: Timestamp;
 };
 
+export type ApiImportTable = {
+  id: Generated<string>;
+  owner_id: string;
+  name: string;
+  /** The fetch configuration, secrets masked (ApiFetchConfig of @lockstep/contract). */
+  config: Json<unknown>;
+  /** Sealed { auth, headers } holding the secret values. */
+  secrets: string;
+  external_connection_id: string;
+  base_remote_id: string;
+  table_remote_id: string;
+  mapping: Json<{ sourceField: string; targetFieldId: string }[]>;
+  match_target_field_id: string;
+  schedule: 'none' | 'hourly' | 'daily';
+  max_pages: number;
+  max_records: number;
+  last_run_status: Generated<'never' | 'queued' | 'running' | 'succeeded' | 'failed'>;
+  last_run_at: Timestamp | null;
+  last_run_finished_at: Timestamp | null;
+  last_run_counts: Json<Record<string, number>> | null;
+  last_run_error: string | null;
+  last_tracking_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type SyncPreviewRecordTable = {
   id: Generated<number>;
   sync_preview_id: string;
@@ -458,6 +484,7 @@ export type Database = {
   sync_log_entry: SyncLogEntryTable;
   trace_log: TraceLogTable;
   sync_log_export: SyncLogExportTable;
+  api_import: ApiImportTable;
   sync_cursor: SyncCursorTable;
   first_sync_state: FirstSyncStateTable;
   first_sync_record: FirstSyncRecordTable;

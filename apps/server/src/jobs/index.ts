@@ -3,6 +3,7 @@ import type { Db } from '../db/database';
 import type { AppContext } from '../http/context';
 import type { SecretBox } from '../services/secret-box';
 import type { RuntimeConnectors } from '../sync/runtime-connectors';
+import { registerApiImport } from './api-import';
 import { registerDriftCheck } from './drift-check';
 import { registerGenerateSchema } from './generate-schema';
 import { registerGitSyncRun } from './git-sync-run';
@@ -44,6 +45,7 @@ export async function registerJobs(
   await registerScheduleDriftChecks(boss, deps.db, deps.runWorkers);
   await registerRefreshAppWebhooks(boss, deps.ctx ?? null, deps.runWorkers);
   await registerReleaseIdleChangeCapture(boss, deps.ctx ?? null, deps.runWorkers);
+  await registerApiImport(boss, deps.ctx ?? null, deps.runWorkers);
   await registerPruneHistory(
     boss,
     deps.db,

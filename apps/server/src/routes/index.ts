@@ -1,4 +1,14 @@
 import type { AppContext, RestApp } from '../http/context';
+import { apiImportAutomap } from './api-import/automap';
+import { deleteApiImport } from './api-import/delete-api-import';
+import { fetchApi } from './api-import/fetch';
+import { generateFetch } from './api-import/generate-fetch';
+import { getApiImport } from './api-import/get-api-import';
+import { importApi } from './api-import/import';
+import { listApiImports } from './api-import/list-api-imports';
+import { patchApiImport } from './api-import/patch-api-import';
+import { runApiImportNow } from './api-import/run-api-import';
+import { apiImportTargetTables } from './api-import/target-tables';
 import { automapFieldsRoute } from './automap/automap-fields';
 import { automapTablesRoute } from './automap/automap-tables';
 import { createExternalConnection } from './connections/create-external-connection';
@@ -215,6 +225,16 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     runFetchSchema,
     cancelGitSyncRun,
     fetchTablePreviews,
+    generateFetch,
+    fetchApi,
+    importApi,
+    apiImportTargetTables,
+    apiImportAutomap,
+    listApiImports,
+    getApiImport,
+    patchApiImport,
+    deleteApiImport,
+    runApiImportNow,
   ]) {
     register(app, ctx);
   }

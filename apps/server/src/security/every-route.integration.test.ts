@@ -33,6 +33,7 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/sync-logs\/\{id\}/, 'syncLog'],
   [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
   [/^\/rest\/git-sync\/\{id\}/, 'gitSync'],
+  [/^\/rest\/api-import\/\{id\}/, 'apiImport'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -160,6 +161,36 @@ beforeAll(async () => {
       repository: { kind: 'https', url: 'https://git.example.com/b.git', token: 'b-token' },
     })
   ).gitSyncId;
+  theirs.apiImport = (
+    await t.ctx.db
+      .insertInto('api_import')
+      .values({
+        owner_id: b.userId,
+        name: "B's import",
+        config: JSON.stringify({
+          method: 'GET',
+          url: 'https://api.example.com/people',
+          headers: {},
+          body: null,
+          auth: { type: 'none' },
+          recordsPath: '$[*]',
+          pagination: { type: 'none' },
+          idField: 'id',
+          fields: [{ name: 'id', type: 'number' }],
+        }),
+        secrets: t.ctx.secretBox.seal({ auth: { type: 'none' }, headers: {} }),
+        external_connection_id: theirs.connection as string,
+        base_remote_id: 'public',
+        table_remote_id: 'public.people',
+        mapping: JSON.stringify([{ sourceField: 'id', targetFieldId: 'id' }]),
+        match_target_field_id: 'id',
+        schedule: 'daily',
+        max_pages: 10,
+        max_records: 100,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
@@ -286,6 +317,7 @@ describe('every /rest route of the OpenAPI document', () => {
       `/rest/sync-logs/${theirs.syncLog}`,
       `/rest/sync-preview/${theirs.preview}`,
       `/rest/git-sync/${theirs.gitSync}`,
+      `/rest/api-import/${theirs.apiImport}`,
     ])
       expect((await t.app.inject({ url, headers: b.auth })).statusCode, url).toBe(200);
   });

@@ -14,6 +14,7 @@ const NAV = [
   { to: '/syncs', label: 'Syncs' },
   { to: '/issues', label: 'Issues' },
   { to: '/operations', label: 'Operations' },
+  { to: '/api-import', label: 'API import' },
   { to: '/get-started', label: 'Get started' },
   { to: '/git-sync/core-bases', label: 'Git sync' },
   { to: '/settings', label: 'Settings' },

@@ -21,6 +21,7 @@ import * as m0020 from './0020-setup-origin';
 import * as m0021 from './0021-app-webhook-events';
 import * as m0022 from './0022-stripe-billing';
 import * as m0023 from './0023-git-sync';
+import * as m0024 from './0024-api-import';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0021-app-webhook-events': m0021,
   '0022-stripe-billing': m0022,
   '0023-git-sync': m0023,
+  '0024-api-import': m0024,
 };
