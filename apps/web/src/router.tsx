@@ -186,6 +186,14 @@ export const router = createBrowserRouter([
                     ),
                   },
                   {
+                    // Not staff-only: a user sees the jobs of their own syncs (the API checks).
+                    path: '/job-viewer',
+                    lazy: lazyPage(
+                      () => import('./pages/job-viewer-page'),
+                      (m) => m.JobViewerPage,
+                    ),
+                  },
+                  {
                     path: '/stuck-syncs',
                     lazy: lazyPage(
                       () => import('./pages/stuck-syncs-page'),

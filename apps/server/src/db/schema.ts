@@ -403,6 +403,8 @@ export type SyncPreviewTable = {
   cursors: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   /** The match fields each downloaded table's keys were made with, by external table id. */
   keyed_on: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The staff member who started it for the owner (POST /sync-preview/internal); null for the owner's own. */
+  requested_by: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };

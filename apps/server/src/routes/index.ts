@@ -37,11 +37,13 @@ import { pauseAllSyncs } from './core-bases/pause-all-syncs';
 import { resumeAllSyncs } from './core-bases/resume-all-syncs';
 import { startDriftCheck } from './core-bases/start-drift-check';
 import { syncNow } from './core-bases/sync-now';
+import { findRecordDebug } from './core-meta-records/find-record-debug';
 import { getRecordHistory } from './core-meta-records/get-record-history';
 import { getRecordStatus } from './core-meta-records/get-record-status';
 import { searchRecords } from './core-meta-records/search-records';
 import { deleteAllBases } from './debug/delete-all-bases';
 import { forceError } from './debug/force-error';
+import { listJobs } from './debug/list-jobs';
 import { listQueues } from './debug/list-queues';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { restartStuckSync } from './debug/restart-stuck-sync';
@@ -80,6 +82,7 @@ import { heldConflicts } from './review/held-conflicts';
 import { sandboxApps } from './sandbox/sandbox-apps';
 import { clearAndRetry } from './sync-errors/clear-and-retry';
 import { getSyncError } from './sync-errors/get-sync-error';
+import { listPreviewSyncErrors } from './sync-errors/list-preview-sync-errors';
 import { listSyncErrorCauses } from './sync-errors/list-sync-error-causes';
 import { listSyncErrors } from './sync-errors/list-sync-errors';
 import { suggestFix } from './sync-errors/suggest-fix';
@@ -90,8 +93,10 @@ import { listSyncLogExports } from './sync-log-exports/list-sync-log-exports';
 import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
 import { cloneSyncPreview } from './sync-preview/clone-sync-preview';
+import { createInternalSyncPreview } from './sync-preview/create-internal-sync-preview';
 import { createSyncPreview } from './sync-preview/create-sync-preview';
 import { getApplyProgress } from './sync-preview/get-apply-progress';
+import { getPreviewDebug } from './sync-preview/get-preview-debug';
 import { getSyncPreview } from './sync-preview/get-sync-preview';
 import { listCoreBasePreviews } from './sync-preview/list-core-base-previews';
 import { listPreviewDuplicates } from './sync-preview/list-preview-duplicates';
@@ -147,6 +152,8 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteApprovals,
     heldConflicts,
     createSyncPreview,
+    createInternalSyncPreview,
+    getPreviewDebug,
     listCoreBasePreviews,
     getSyncPreview,
     getApplyProgress,
@@ -179,17 +186,20 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getSyncLog,
     listSyncErrorCauses,
     listSyncErrors,
+    listPreviewSyncErrors,
     getSyncError,
     suggestFix,
     clearAndRetry,
     listStuckSyncs,
     restartStuckSync,
     listQueues,
+    listJobs,
     deleteAllBases,
     searchUsersByTerm,
     getRecordHistory,
     getRecordStatus,
     searchRecords,
+    findRecordDebug,
     createSyncLogExport,
     listSyncLogExports,
     downloadSyncLogExport,

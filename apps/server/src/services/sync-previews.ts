@@ -71,12 +71,40 @@ export async function transitionPreview(
   return row;
 }
 
+/**
+ * Refuses a preview of a sync with no table mappings, or of table mappings that are not the sync's:
+ * the checks before a preview starts, whoever starts it.
+ */
+export async function checkPreviewTables(db: Db, coreBaseId: string, coreTableIds: string[]) {
+  const mappings = await db
+    .selectFrom('table_mapping')
+    .select('id')
+    .where('core_base_id', '=', coreBaseId)
+    .execute();
+  if (mappings.length === 0)
+    throw new HttpError(
+      400,
+      'No table mappings',
+      'Map at least one pair of tables before previewing.',
+      'validation',
+    );
+  const unknown = coreTableIds.filter((id) => !mappings.some((m) => m.id === id));
+  if (unknown.length)
+    throw new HttpError(
+      400,
+      'Unknown table mappings',
+      `These are not table mappings of this sync: ${unknown.join(', ')}.`,
+      'validation',
+    );
+}
+
 /** Creates a preview of a sync (for the chosen table mappings, or all) and starts its download. */
 export async function startPreview(
   db: Db,
   boss: PgBoss,
   base: { id: string; owner_id: string },
   coreTableIds: string[],
+  requestedBy: string | null = null,
 ) {
   const tracker = await createProgress(db, base.owner_id, 'sync-preview');
   const row = await db
@@ -87,6 +115,7 @@ export async function startPreview(
       core_table_ids: JSON.stringify(coreTableIds),
       tracking_id: tracker.id,
       summary: '{}',
+      requested_by: requestedBy,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

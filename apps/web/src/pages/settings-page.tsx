@@ -22,6 +22,11 @@ export function SettingsPage() {
             text: 'Every queue by state, its throughput and the workers alive (staff).',
           },
           {
+            to: '/job-viewer',
+            title: 'Job viewer',
+            text: "One sync's jobs with their data, attempts, errors and timing (your own syncs; staff any).",
+          },
+          {
             to: '/stuck-syncs',
             title: 'Stuck syncs',
             text: 'Runs that stopped responding, to restart (staff).',

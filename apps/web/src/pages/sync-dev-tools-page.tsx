@@ -27,6 +27,12 @@ const TOOLS = [
   },
 ] as const;
 
+/** The job viewer finds a sync by one of its connected apps. */
+const jobsOf = (sync: {
+  leftExternalBase?: { id: string } | null;
+  rightExternalBase?: { id: string } | null;
+}) => sync.leftExternalBase?.id ?? sync.rightExternalBase?.id ?? null;
+
 /** /syncs/{id}/dev-tools: the developer views of one sync. */
 export function SyncDevToolsPage() {
   return (
@@ -44,6 +50,16 @@ export function SyncDevToolsPage() {
                 </Text>
               </Card>
             ))}
+            {jobsOf(sync) ? (
+              <Card withBorder>
+                <Anchor component={Link} to={`/job-viewer?externalBaseId=${jobsOf(sync)}`} fw={600}>
+                  Jobs
+                </Anchor>
+                <Text size="sm" c="dimmed" mt={4}>
+                  The job queue's jobs of this sync: their data, attempts, errors and timing.
+                </Text>
+              </Card>
+            ) : null}
           </SimpleGrid>
           <NotionWebhookSetup sync={sync} />
           <HubSpotWebhookSetup sync={sync} />

@@ -1,9 +1,8 @@
 import { SyncPreview } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { HttpError } from '../../http/http-error';
 import { findCoreBase } from '../../services/core-bases';
-import { startPreview } from '../../services/sync-previews';
+import { checkPreviewTables, startPreview } from '../../services/sync-previews';
 
 export function createSyncPreview(app: RestApp, ctx: AppContext) {
   app.post(
@@ -22,26 +21,7 @@ export function createSyncPreview(app: RestApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const base = await findCoreBase(ctx.db, principalOf(request), request.body.coreBaseId);
-      const mappings = await ctx.db
-        .selectFrom('table_mapping')
-        .select('id')
-        .where('core_base_id', '=', base.id)
-        .execute();
-      if (mappings.length === 0)
-        throw new HttpError(
-          400,
-          'No table mappings',
-          'Map at least one pair of tables before previewing.',
-          'validation',
-        );
-      const unknown = request.body.coreTableIds.filter((id) => !mappings.some((m) => m.id === id));
-      if (unknown.length)
-        throw new HttpError(
-          400,
-          'Unknown table mappings',
-          `These are not table mappings of this sync: ${unknown.join(', ')}.`,
-          'validation',
-        );
+      await checkPreviewTables(ctx.db, base.id, request.body.coreTableIds);
       return reply.status(201).send(await startPreview(ctx.db, ctx.boss, base, request.body.coreTableIds));
     },
   );
