@@ -413,7 +413,7 @@ export type DryRunTable = {
   counts: Json<Record<string, number>>;
   progress: Json<{ pairs?: number; pairsDone?: number; pages?: number; records?: number }>;
   error: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
 };

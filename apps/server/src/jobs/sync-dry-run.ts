@@ -40,72 +40,73 @@ export async function requestDryRun(db: Db, boss: PgBoss, coreBaseId: string, tr
 }
 
 /**
- * Runs the sync's waiting pass (or a new one): the passes before it and their plans are dropped
- * (a new pass replaces the plan), the pass reads and plans, and its status, counts and progress are
- * kept on its row. A pass that fails says why and is not retried: asking again starts a new one.
+ * Runs the sync's waiting pass: it reads and plans, and its status, counts and progress are kept on
+ * its row. The plan before it stays readable until it finishes, then is replaced by it (a failed pass
+ * replaces it too: it says why). A pass whose plan was discarded or applied while it ran keeps
+ * nothing. A failed pass is not retried: the next request or wake-up makes a new one.
  */
 export async function handleSyncDryRun(deps: Deps, data: SyncDryRunData) {
   const { db } = deps;
-  const base = await db
-    .selectFrom('core_base')
-    .select(['id', 'owner_id'])
-    .where('id', '=', data.coreBaseId)
-    .executeTakeFirst();
-  if (!base) return; // deleted meanwhile
   const waiting = await db
     .selectFrom('dry_run')
     .select(['id', 'created_at'])
-    .where('core_base_id', '=', base.id)
+    .where('core_base_id', '=', data.coreBaseId)
     .where('status', '=', 'queued')
     .orderBy('created_at', 'asc')
     .executeTakeFirst();
-  const pass =
-    waiting ??
-    (await db
-      .insertInto('dry_run')
-      .values({ owner_id: base.owner_id, core_base_id: base.id, trigger: data.trigger })
-      .returning(['id', 'created_at'])
-      .executeTakeFirstOrThrow());
-  await db
+  // None: discarded or applied before it started (or the sync was deleted).
+  if (!waiting) return;
+  const started = await db
     .updateTable('dry_run')
     .set({ status: 'running', started_at: new Date() })
-    .where('id', '=', pass.id)
-    .execute();
-  await db
-    .deleteFrom('dry_run')
-    .where('core_base_id', '=', base.id)
-    .where('id', '!=', pass.id)
-    .where('created_at', '<=', pass.created_at)
-    .execute();
+    .where('id', '=', waiting.id)
+    .where('status', '=', 'queued')
+    .returning('id')
+    .executeTakeFirst();
+  if (!started) return;
+  let outcome: { status: 'done' | 'failed'; error: string | null };
   try {
-    const { skipped } = await runDryPass(deps, pass.id, base.id, (p) =>
+    const { skipped } = await runDryPass(deps, waiting.id, data.coreBaseId, (p) =>
       db
         .updateTable('dry_run')
         .set({ progress: JSON.stringify(p) })
-        .where('id', '=', pass.id)
+        .where('id', '=', waiting.id)
         .execute()
         .then(),
     );
-    await db
-      .updateTable('dry_run')
-      .set({
-        status: 'done',
-        finished_at: new Date(),
-        counts: JSON.stringify(await countPlannedWrites(db, pass.id)),
-        error: skipped.length ? [...new Set(skipped.map((s) => s.reason))].join(' ') : null,
-      })
-      .where('id', '=', pass.id)
-      .execute();
+    outcome = {
+      status: 'done',
+      error: skipped.length ? [...new Set(skipped.map((s) => s.reason))].join(' ') : null,
+    };
   } catch (error) {
     const why =
       (error as { userFacingMessage?: string }).userFacingMessage ??
       (error instanceof Error ? error.message : String(error));
-    await db
-      .updateTable('dry_run')
-      .set({ status: 'failed', finished_at: new Date(), error: `The dry pass stopped: ${why}` })
-      .where('id', '=', pass.id)
-      .execute();
+    outcome = { status: 'failed', error: `The dry pass stopped: ${why}` };
   }
+  const counts = await countPlannedWrites(db, waiting.id);
+  await db.transaction().execute(async (trx) => {
+    const finished = await trx
+      .updateTable('dry_run')
+      .set({ ...outcome, finished_at: new Date(), counts: JSON.stringify(counts) })
+      .where('id', '=', waiting.id)
+      .where('status', '=', 'running')
+      .returning('id')
+      .executeTakeFirst();
+    if (!finished) {
+      // Discarded or applied meanwhile: what it planned is not kept.
+      await trx.deleteFrom('dry_run_write').where('dry_run_id', '=', waiting.id).execute();
+      return;
+    }
+    // The plan replaces the plans before it.
+    await trx
+      .deleteFrom('dry_run')
+      .where('core_base_id', '=', data.coreBaseId)
+      .where('id', '!=', waiting.id)
+      .where('created_at', '<=', waiting.created_at)
+      .where('status', 'not in', ['queued'])
+      .execute();
+  });
 }
 
 export async function registerSyncDryRun(boss: PgBoss, deps: Deps, runWorkers: boolean) {
