@@ -164,7 +164,7 @@ export function DryRunReview({ sync }: { sync: CoreBase }) {
             </Text>
           ) : pass.status === 'applied' ? (
             <Text size="sm" c="dimmed">
-              The plan was applied: a run wrote the changes.
+              The plan was applied: dry-run mode is off and a run writes the changes (see the activity below).
             </Text>
           ) : pass.status === 'done' && pass.total === 0 ? (
             <Alert color="green" title="Nothing to write: the apps are in step">

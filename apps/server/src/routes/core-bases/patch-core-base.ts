@@ -61,7 +61,8 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
       // plan is cleared and a real run writes what waits (as applying it would).
       if (dryRun === true && !row.dry_run) await requestDryRun(ctx.db, ctx.boss, row.id, 'dry_run_mode');
       if (dryRun === false && row.dry_run) {
-        await clearPlan(ctx.db, row.id, 'applied');
+        // With the sync off nothing is written yet: the plan is discarded, not applied.
+        await clearPlan(ctx.db, row.id, updated.sync_state === 'on' ? 'applied' : 'discarded');
         if (updated.sync_state === 'on') await requestSyncRun(ctx.boss, row.id, 'dry_run_off', PRIORITY.user);
       }
       // Switching on starts a run at once instead of waiting for the schedule.
