@@ -79,6 +79,8 @@ export const CoreBase = z.object({
   setupOrigin: SetupOrigin,
   pinned: z.boolean(),
   syncState: SyncState,
+  /** Dry-run mode: every wake-up of the sync makes a dry pass (a plan to review) instead of a run. */
+  dryRun: z.boolean().optional(),
   mappings: z.object({ tableMappings: z.array(TableMapping) }),
   configExtras: z.record(z.string(), z.unknown()),
   lastSyncTime: z.string().nullable(),
@@ -129,6 +131,7 @@ export const PatchCoreBaseBody = z.strictObject({
   syncState: SyncState.optional(),
   name: z.string().trim().min(1).max(200).optional(),
   pinned: z.boolean().optional(),
+  dryRun: z.boolean().optional(),
   configExtras: z.record(z.string(), z.unknown()).optional(),
   mappings: z.strictObject({ tableMappings: z.array(TableMappingInput).max(100) }).optional(),
 });

@@ -71,6 +71,8 @@ export type CoreBaseTable = {
   paused_all_at: Timestamp | null;
   /** Where the sync was set up from (spec section 5). */
   setup_origin: Generated<'base_setup' | 'app_store'>;
+  /** Dry-run mode: every wake-up of the sync makes a dry pass (a plan to review) instead of a run. */
+  dry_run: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -467,6 +469,47 @@ export type GitSyncRunTable = {
   finished_at: Timestamp | null;
 };
 
+/** One dry pass of a sync (see sync/dry-pass.ts); a sync's latest pass replaces the ones before. */
+export type DryRunTable = {
+  id: Generated<string>;
+  owner_id: string;
+  core_base_id: string;
+  trigger: string;
+  status: Generated<'queued' | 'running' | 'done' | 'failed' | 'discarded' | 'applied'>;
+  /** Planned writes by `${tableMappingId}:${kind}`, and `total`. */
+  counts: Json<Record<string, number>>;
+  progress: Json<{ pairs?: number; pairsDone?: number; pages?: number; records?: number }>;
+  error: string | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+};
+
+/** A write a dry pass would have made: one per record and side. */
+export type DryRunWriteTable = {
+  id: Generated<string>;
+  dry_run_id: string;
+  table_mapping_id: string;
+  side: Side;
+  operation: 'create' | 'update' | 'delete';
+  /** The record it is about on the written side (its id), or `create:<source id>` for a new one. */
+  record_key: string;
+  link_id: string | null;
+  remote_id: string | null;
+  source_id: string | null;
+  name: string | null;
+  fields: Json<DryRunField[]>;
+  conflicts: Json<DryRunConflict[]>;
+};
+export type DryRunField = { fieldId: string; field: string; before: unknown; after: unknown };
+export type DryRunConflict = {
+  field: string;
+  left: unknown;
+  right: unknown;
+  /** The side whose value the engine chose, or null: held for the user to decide. */
+  winner: Side | null;
+};
+
 export type Database = {
   user: AuthUserTable;
   session: AuthSessionTable;
@@ -505,4 +548,6 @@ export type Database = {
   owner_record_count: OwnerRecordCountTable;
   git_sync: GitSyncTable;
   git_sync_run: GitSyncRunTable;
+  dry_run: DryRunTable;
+  dry_run_write: DryRunWriteTable;
 };

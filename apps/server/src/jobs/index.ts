@@ -15,6 +15,7 @@ import { registerRefreshAppWebhooks } from './refresh-app-webhooks';
 import { registerReleaseIdleChangeCapture } from './release-idle-change-capture';
 import { registerScheduleDriftChecks } from './schedule-drift-checks';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
+import { registerSyncDryRun } from './sync-dry-run';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
 import type { WorkerLiveness } from './worker-liveness';
@@ -36,6 +37,11 @@ export async function registerJobs(
 ) {
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
   await registerSyncRun(boss, deps);
+  await registerSyncDryRun(
+    boss,
+    { ...deps, localDevPlan: deps.ctx?.config.environment === 'local' },
+    deps.runWorkers,
+  );
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);

@@ -2,6 +2,7 @@ import { ConnectorError } from '@lockstep/connectors';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
+import { requestDryRun } from './sync-dry-run';
 import type { WorkerLiveness } from './worker-liveness';
 
 export const SYNC_RUN = 'sync-run';
@@ -59,13 +60,30 @@ export async function handleSyncRun(
 ): Promise<ChunkResult> {
   const base = await db
     .selectFrom('core_base')
-    .select(['id', 'owner_id', 'sync_state'])
+    .select(['id', 'owner_id', 'sync_state', 'dry_run'])
     .where('id', '=', data.coreBaseId)
     .executeTakeFirst();
   if (!base) return 'done'; // deleted meanwhile
   // A sync switched off (by the user, or paused for a broken connection) does not run; applying a
   // preview is the one run of a sync that is not on yet.
   if (base.sync_state === 'off' && data.trigger !== 'preview') return 'done';
+  // Dry-run mode: every wake-up (a change, sync now, the schedule) plans instead of writing, so the
+  // plan shows what waits; applying turns the mode off and queues a real run.
+  if (base.dry_run && data.trigger !== 'preview') {
+    // A run the mode came in the middle of stops here; what it had left shows in the plan.
+    await db
+      .updateTable('sync_log')
+      .set({
+        status: 'cancelled',
+        finished_at: new Date(),
+        error: 'Dry-run mode was switched on: what this run had left to write waits for review.',
+      })
+      .where('core_base_id', '=', base.id)
+      .where('status', '=', 'running')
+      .execute();
+    await requestDryRun(db, boss, base.id, data.trigger);
+    return 'done';
+  }
   const running = await db
     .selectFrom('sync_log')
     .select('id')

@@ -23,11 +23,14 @@ import { oauthAuthorizeCallback } from './connections/oauth-authorize-callback';
 import { oauthAuthorizeUrl } from './connections/oauth-authorize-url';
 import { patchExternalConnection } from './connections/patch-external-connection';
 import { webflowPublishSiteRoute } from './connector/webflow-publish-site';
+import { applyDryRun } from './core-bases/apply-dry-run';
 import { createCoreBase } from './core-bases/create-core-base';
 import { deleteCoreBase } from './core-bases/delete-core-base';
+import { discardDryRun } from './core-bases/discard-dry-run';
 import { getActivity } from './core-bases/get-activity';
 import { getCoreBase } from './core-bases/get-core-base';
 import { getDriftReport } from './core-bases/get-drift-report';
+import { getDryRun } from './core-bases/get-dry-run';
 import { getSyncDisabledRecords } from './core-bases/get-sync-disabled-records';
 import { getSyncStatus } from './core-bases/get-sync-status';
 import { getSyncStatusBatch } from './core-bases/get-sync-status-batch';
@@ -36,6 +39,7 @@ import { patchCoreBase } from './core-bases/patch-core-base';
 import { pauseAllSyncs } from './core-bases/pause-all-syncs';
 import { resumeAllSyncs } from './core-bases/resume-all-syncs';
 import { startDriftCheck } from './core-bases/start-drift-check';
+import { startDryRun } from './core-bases/start-dry-run';
 import { syncNow } from './core-bases/sync-now';
 import { findRecordDebug } from './core-meta-records/find-record-debug';
 import { getRecordHistory } from './core-meta-records/get-record-history';
@@ -147,6 +151,10 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     getActivity,
     syncNow,
     startDriftCheck,
+    startDryRun,
+    getDryRun,
+    applyDryRun,
+    discardDryRun,
     pauseAllSyncs,
     resumeAllSyncs,
     deleteApprovals,

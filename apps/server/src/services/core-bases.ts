@@ -152,6 +152,7 @@ export async function toCoreBase(
     setupOrigin: row.setup_origin,
     pinned: row.pinned,
     syncState: row.sync_state,
+    dryRun: row.dry_run,
     mappings: { tableMappings },
     configExtras: row.config_extras,
     lastSyncTime: iso(row.last_sync_time),

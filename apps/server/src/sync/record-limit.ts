@@ -21,6 +21,8 @@ export async function holdCreatesOverLimit(
   db: Db,
   a: { ownerId: string; coreBaseId: string; m: MappingPlan; localDevPlan: boolean },
   operations: WriteOp[],
+  /** A dry pass holds the same creates back and tells nobody (it stores nothing). */
+  options: { openIssue: boolean } = { openIssue: true },
 ): Promise<WriteOp[]> {
   const creates = operations.filter((op) => op.kind === 'create' && op.linkId === null).length;
   if (creates === 0) return operations;
@@ -29,6 +31,7 @@ export async function holdCreatesOverLimit(
   let allowed = room;
   const kept = operations.filter((op) => op.kind !== 'create' || op.linkId !== null || allowed-- > 0);
   const held = creates - room;
+  if (!options.openIssue) return kept;
   await openOrCountIssue(
     db,
     { coreBaseId: a.coreBaseId, scope: 'record_limit', tableMappingId: a.m.tableMappingId },

@@ -20,6 +20,7 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
+import { DryRunReview } from '../components/dry-run-review';
 import { ErrorAlert } from '../components/error-alert';
 import { SyncActivity } from '../components/sync-activity';
 import { SyncNav } from '../components/sync-nav';
@@ -460,6 +461,7 @@ export function SyncDetailPage() {
         <DriftReport sync={s} />
         <ValueDriftCheck sync={s} />
       </Card>
+      {ready ? <DryRunReview sync={s} /> : null}
       <WebflowPublish sync={s} />
       <SyncActivity sync={s} />
       <DeleteApprovals sync={s} />

@@ -23,6 +23,7 @@ import * as m0022 from './0022-stripe-billing';
 import * as m0023 from './0023-git-sync';
 import * as m0024 from './0024-api-import';
 import * as m0025 from './0025-preview-requested-by';
+import * as m0026 from './0026-dry-runs';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0023-git-sync': m0023,
   '0024-api-import': m0024,
   '0025-preview-requested-by': m0025,
+  '0026-dry-runs': m0026,
 };

@@ -2,8 +2,10 @@ import { CoreBase, PatchCoreBaseBody } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { requestAppWebhooks } from '../../jobs/refresh-app-webhooks';
+import { requestDryRun } from '../../jobs/sync-dry-run';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
 import { findCoreBase, toCoreBase } from '../../services/core-bases';
+import { clearPlan } from '../../services/dry-runs';
 import { assertPlanAllows } from '../../services/plan-guard';
 import { replaceTableMappings } from '../../services/table-mappings';
 import { announceSyncsChanged } from '../../sync/postgres-change-listener';
@@ -15,7 +17,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
     {
       schema: {
         tags: ['core-bases'],
-        summary: 'Change a sync: name, pinned, on/off, config extras, table and field mappings',
+        summary: 'Change a sync: name, pinned, on/off, dry-run mode, config extras, table and field mappings',
         params: CoreBaseIdParams,
         querystring: DetailQuery.extend({
           // The local dev flag "allow mapping unsupported fields": honoured on a local server only.
@@ -31,7 +33,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
     async (request) => {
       const principal = principalOf(request);
       const row = await findCoreBase(ctx.db, principal, request.params.id);
-      const { syncState, name, pinned, configExtras, mappings } = request.body;
+      const { syncState, name, pinned, dryRun, configExtras, mappings } = request.body;
       // Switching on counts as activating: an expired plan or a full record limit refuses it.
       if (syncState === 'on' && row.sync_state === 'off')
         await assertPlanAllows(ctx.db, row.owner_id, 'activate', ctx.config.environment === 'local');
@@ -44,6 +46,7 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
         .set({
           ...(name === undefined ? {} : { name }),
           ...(pinned === undefined ? {} : { pinned }),
+          ...(dryRun === undefined ? {} : { dry_run: dryRun }),
           ...(configExtras === undefined ? {} : { config_extras: JSON.stringify(configExtras) }),
           ...(syncState === undefined || syncState === row.sync_state
             ? {}
@@ -54,6 +57,14 @@ export function patchCoreBase(app: RestApp, ctx: AppContext) {
         .where('id', '=', row.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      // Dry-run mode switched on: a pass at once shows what waits. Switched off without applying: the
+      // plan is cleared and a real run writes what waits (as applying it would).
+      if (dryRun === true && !row.dry_run) await requestDryRun(ctx.db, ctx.boss, row.id, 'dry_run_mode');
+      if (dryRun === false && row.dry_run) {
+        // With the sync off nothing is written yet: the plan is discarded, not applied.
+        await clearPlan(ctx.db, row.id, updated.sync_state === 'on' ? 'applied' : 'discarded');
+        if (updated.sync_state === 'on') await requestSyncRun(ctx.boss, row.id, 'dry_run_off', PRIORITY.user);
+      }
       // Switching on starts a run at once instead of waiting for the schedule.
       if (syncState === 'on' && row.sync_state === 'off') {
         await requestSyncRun(ctx.boss, row.id, 'activated', PRIORITY.user);

@@ -1,10 +1,13 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import type { DryRun } from './run-context';
 
 /** A table's cursor and the version of its row (`xmin`; null: no row yet), to store it back by. */
 export type StoredCursor = { cursor: string | null; version: string | null };
 
-export async function readCursor(db: Db, tableId: string): Promise<StoredCursor> {
+export async function readCursor(db: Db, tableId: string, dry?: DryRun): Promise<StoredCursor> {
+  // A dry pass goes on from where its own previous page left off (never stored).
+  if (dry?.cursors.has(tableId)) return { cursor: dry.cursors.get(tableId) ?? null, version: 'dry' };
   const row = (
     await sql<{
       cursor: string | null;
@@ -25,7 +28,12 @@ export async function storeCursor(
   tableId: string,
   read: StoredCursor,
   page: { nextCursor: string; scanComplete: boolean },
+  dry?: DryRun,
 ) {
+  if (dry) {
+    dry.cursors.set(tableId, page.nextCursor);
+    return;
+  }
   if (read.version === null)
     await db
       .insertInto('sync_cursor')

@@ -1,5 +1,5 @@
 import type { TableConnector } from '@lockstep/connectors';
-import type { ReconcileResult, RecordData, Shadow } from '@lockstep/engine';
+import type { ReconcileResult, RecordData, Shadow, WriteOp } from '@lockstep/engine';
 import type { Db } from '../../db/database';
 import type { SecretBox } from '../../services/secret-box';
 import type { MappingPlan } from '../load-sync-plan';
@@ -13,6 +13,19 @@ export type Deps = {
   connectors: RuntimeConnectors;
   /** A user without a plan works on the dev plan's limits (a local server). */
   localDevPlan?: boolean;
+  /** Set for a dry pass (see DryRun): the run records what it would write instead of writing. */
+  dryRun?: DryRun;
+};
+
+/**
+ * A dry pass (sync/dry-pass.ts): runMapping reads and reconciles as a run does, and applyResult
+ * hands the operations it would write to `plan` instead of writing them. Nothing else of the run is
+ * stored: no recovery or retry, no cursor (they move in `cursors` only, by external table id), link,
+ * shadow, log, pending write, pending relation or issue.
+ */
+export type DryRun = {
+  cursors: Map<string, string | null>;
+  plan(a: ApplyInput, operations: WriteOp[]): Promise<void>;
 };
 
 export type Counts = Record<string, number>;

@@ -24,6 +24,10 @@ import { applyResult, settleFollowUps } from './write';
  * recover (recover.ts, retry.ts) -> read (the cursors' pages, or a staged first-sync chunk; links.ts)
  * -> reconcile (the engine) -> write and record (write.ts, bookkeeping.ts) -> issues (issues.ts) ->
  * cursors (cursors.ts), stored last. Returns whether this pair has more to do.
+ *
+ * A dry pass (deps.dryRun) reads and reconciles the same way and stores nothing: the stages that
+ * write (recovery, retries, held creates, first-sync staging, traces, pending relations) are
+ * skipped, applyResult plans instead of writing, and the cursors move in memory only.
  */
 export async function runMapping(
   deps: Deps,
@@ -37,38 +41,46 @@ export async function runMapping(
 ): Promise<boolean> {
   const lap = stopwatch();
   const { db } = deps;
+  const dry = deps.dryRun;
   const [left, right] = await Promise.all([
     sideConnector(deps, m.left, 'left'),
     sideConnector(deps, m.right, 'right'),
   ]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
-  await recoverPendingWrites(deps, context);
-  await executeApprovedDeletes(deps, context);
+  if (!dry) {
+    await recoverPendingWrites(deps, context);
+    await executeApprovedDeletes(deps, context);
+  }
   lap('recover pending writes');
   // Issues being retried: where both apps read records by id, those records are read again on both
   // sides and reconciled now; otherwise this pair's tables are read in full again.
   const limits = { ownerId, coreBaseId, m, localDevPlan: deps.localDevPlan ?? false };
   // Creates held back by the record limit are looked for again once the plan has room.
-  await releaseHeldCreates(db, limits);
-  const retried = await retriedIssues(db, coreBaseId, m.tableMappingId);
+  if (!dry) await releaseHeldCreates(db, limits);
+  const retried = dry ? [] : await retriedIssues(db, coreBaseId, m.tableMappingId);
   lap('held creates, retries');
   const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
   if (byIds) await retryRecords(deps, context, retried, targets);
   const retrying = retried.length > 0 && !byIds;
-  const stored = await Promise.all([readCursor(db, m.left.tableId), readCursor(db, m.right.tableId)]);
+  const stored = await Promise.all([
+    readCursor(db, m.left.tableId, dry),
+    readCursor(db, m.right.tableId, dry),
+  ]);
   const [cursorL, cursorR] = retrying ? [null, null] : stored.map((c) => c.cursor);
   const cursor = { left: cursorL ?? null, right: cursorR ?? null };
   const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
+  if (dry) await assertFirstSyncDone(db, m, firstSync);
   // A first sync with a match field reads both sides whole before writing (see first-sync.ts).
-  const staged = retrying
-    ? ({ kind: 'not_first_sync' } as const)
-    : await firstSyncStep(
-        db,
-        ownerId,
-        m,
-        { left, right },
-        { startsFirstSync: firstSync, pageSize: pageSizeOf },
-      );
+  const staged =
+    retrying || dry
+      ? ({ kind: 'not_first_sync' } as const)
+      : await firstSyncStep(
+          db,
+          ownerId,
+          m,
+          { left, right },
+          { startsFirstSync: firstSync, pageSize: pageSizeOf },
+        );
   lap('first sync staging');
   // Still downloading, or just finished: the next chunk goes on (from the cursors the scans ended on).
   if (staged.kind === 'downloading' || staged.kind === 'finished') return true;
@@ -84,21 +96,22 @@ export async function runMapping(
   // A mapped column renamed or dropped under a live sync stops this pair before anything is written.
   assertMappedFieldsPresent(m, 'left', left, pageL, m.left.connectionId);
   assertMappedFieldsPresent(m, 'right', right, pageR, m.right.connectionId);
-  await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
-    tableMappingId: m.tableMappingId,
-    left: {
-      table: m.left.tableRemoteId,
-      records: pageL.records.length,
-      deleted: pageL.deletedIds.length,
-      full: cursor.left === null,
-    },
-    right: {
-      table: m.right.tableRemoteId,
-      records: pageR.records.length,
-      deleted: pageR.deletedIds.length,
-      full: cursor.right === null,
-    },
-  });
+  if (!dry)
+    await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
+      tableMappingId: m.tableMappingId,
+      left: {
+        table: m.left.tableRemoteId,
+        records: pageL.records.length,
+        deleted: pageL.deletedIds.length,
+        full: cursor.left === null,
+      },
+      right: {
+        table: m.right.tableRemoteId,
+        records: pageR.records.length,
+        deleted: pageR.deletedIds.length,
+        full: cursor.right === null,
+      },
+    });
   if (firstSync && m.matchOn.primary)
     await linkMatches(db, ownerId, coreBaseId, m, pageL.records, pageR.records);
 
@@ -142,15 +155,16 @@ export async function runMapping(
     resolveRelation,
   });
   lap('reconcile');
-  result.operations = await holdCreatesOverLimit(db, limits, result.operations);
+  result.operations = await holdCreatesOverLimit(db, limits, result.operations, { openIssue: !dry });
   // Before the writes: a crash after them still leaves the relations to write later.
-  await storePendingRelations(db, context, result.pendingRelations);
-  await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
-    tableMappingId: m.tableMappingId,
-    ...result.stats,
-    problems: result.problems.length,
-    circuitBreakers: result.circuitBreakers,
-  });
+  if (!dry) await storePendingRelations(db, context, result.pendingRelations);
+  if (!dry)
+    await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
+      tableMappingId: m.tableMappingId,
+      ...result.stats,
+      problems: result.problems.length,
+      circuitBreakers: result.circuitBreakers,
+    });
   lap('pending relations, limits, trace');
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
   const followUps: FollowUp[] = [];
@@ -182,7 +196,7 @@ export async function runMapping(
         ['right', pageR],
       ] as const)) {
     const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
-    await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page);
+    await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page, dry);
   }
   if (pageL.waiting || pageR.waiting) waiting.any = true;
   if (retrying)
@@ -194,6 +208,21 @@ export async function runMapping(
     });
   // This run's deletes may have made room for creates held back earlier: read again at once.
   lap('cursors, settle');
-  if (await releaseHeldCreates(db, limits)) return true;
+  if (!dry && (await releaseHeldCreates(db, limits))) return true;
   return pageL.hasMore || pageR.hasMore;
+}
+
+/** Thrown by a dry pass of a table pair whose first sync is not done: there is nothing to compare with yet. */
+export class FirstSyncNotDone extends Error {}
+
+async function assertFirstSyncDone(db: Deps['db'], m: MappingPlan, firstSync: boolean) {
+  const staging = await db
+    .selectFrom('first_sync_state')
+    .select('table_mapping_id')
+    .where('table_mapping_id', '=', m.tableMappingId)
+    .executeTakeFirst();
+  if (firstSync || staging)
+    throw new FirstSyncNotDone(
+      'The first sync of this table pair is not done yet: run it first, then a dry pass shows what each later run would write.',
+    );
 }

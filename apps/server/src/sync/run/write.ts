@@ -66,6 +66,8 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
   bump(counts, 'echoes', result.stats.echoes);
   bump(counts, 'conflicts', result.stats.conflicts);
   const operations = await withoutDecidedDeletes(db, result.operations);
+  // A dry pass: what would be written is planned, and nothing is written or recorded.
+  if (deps.dryRun) return deps.dryRun.plan(a, operations);
   const batches = planWrites(operations, {
     left: writeBatchOf(a.connectors.left),
     right: writeBatchOf(a.connectors.right),
