@@ -2,6 +2,7 @@ export * from './automap';
 export * from './connections';
 export * from './constants';
 export * from './core-bases';
+export * from './developer';
 export * from './errors';
 export * from './plan-rules';
 export * from './plans';

@@ -15,6 +15,7 @@ import { registerScheduleDriftChecks } from './schedule-drift-checks';
 import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
+import { registerWebhookDelivery } from './webhook-delivery';
 import type { WorkerLiveness } from './worker-liveness';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
@@ -34,6 +35,7 @@ export async function registerJobs(
 ) {
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
   await registerSyncRun(boss, deps);
+  await registerWebhookDelivery(boss, deps, deps.runWorkers);
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);

@@ -2,6 +2,7 @@ import { ConnectorError } from '@lockstep/connectors';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
+import { emitRunEvents } from './webhook-delivery';
 import type { WorkerLiveness } from './worker-liveness';
 
 export const SYNC_RUN = 'sync-run';
@@ -103,6 +104,11 @@ export async function handleSyncRun(
     .execute();
   if (result === 'done')
     await db.updateTable('core_base').set({ last_sync_time: now }).where('id', '=', base.id).execute();
+  // Webhooks out: the one place a run's events are made, once its log is closed. A failure here
+  // must not fail (and so repeat) a run that is done.
+  await emitRunEvents(db, boss, log.id).catch((e: unknown) =>
+    console.error(`webhooks for run ${log.id} not queued: ${e instanceof Error ? e.message : String(e)}`),
+  );
   // Nothing may wake us when the transaction holding them back ends (it may write elsewhere).
   if (recheckSoon)
     await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: 'recheck' } satisfies SyncRunData, {

@@ -20,6 +20,7 @@ import * as m0019 from './0019-pause-all';
 import * as m0020 from './0020-setup-origin';
 import * as m0021 from './0021-app-webhook-events';
 import * as m0022 from './0022-stripe-billing';
+import * as m0023 from './0023-developer-api';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0020-setup-origin': m0020,
   '0021-app-webhook-events': m0021,
   '0022-stripe-billing': m0022,
+  '0023-developer-api': m0023,
 };
