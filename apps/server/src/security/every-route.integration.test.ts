@@ -32,6 +32,8 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/sync-errors\/(clear-and-retry\/)?\{id\}/, 'syncError'],
   [/^\/rest\/sync-logs\/\{id\}/, 'syncLog'],
   [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
+  [/^\/rest\/developer\/tokens\/\{id\}/, 'apiToken'],
+  [/^\/rest\/developer\/webhooks\/\{id\}/, 'webhook'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -151,6 +153,11 @@ beforeAll(async () => {
       })
       .returning('id')
       .executeTakeFirstOrThrow()
+  ).id;
+
+  theirs.apiToken = (await post('/rest/developer/tokens', { name: "B's token", scopes: ['read'] })).id;
+  theirs.webhook = (
+    await post('/rest/developer/webhooks', { url: 'https://example.com/b-hooks', events: ['issue.opened'] })
   ).id;
 
   const doc = (await t.app.inject('/api/docs/json')).json() as {
@@ -273,6 +280,10 @@ describe('every /rest route of the OpenAPI document', () => {
       headers: b.auth,
     });
     expect(conn.statusCode).toBe(200);
+    const hooks = (await t.app.inject({ url: '/rest/developer/webhooks', headers: b.auth })).json();
+    expect(hooks.items).toEqual([expect.objectContaining({ id: theirs.webhook, paused: false })]);
+    const tokens = (await t.app.inject({ url: '/rest/developer/tokens', headers: b.auth })).json();
+    expect(tokens.items.map((x: { id: string }) => x.id)).toEqual([theirs.apiToken]);
     for (const url of [
       `/rest/sync-errors/${theirs.syncError}`,
       `/rest/sync-logs/${theirs.syncLog}`,
