@@ -68,7 +68,7 @@ export async function registerWebhookDelivery(
 
 /**
  * The events of one finished run, queued for every live subscription of the sync's owner that asked
- * for them: `sync.run.finished`, the issues opened and resolved since the run started, and its
+ * for them: `sync.run.finished`, the issues opened and resolved since the previous run ended, and its
  * operations as `record.changed` batches. Called once per run, from handleSyncRun (jobs/sync-run.ts),
  * after the run's log is closed; it only reads what the run wrote.
  */
@@ -101,6 +101,19 @@ export async function emitRunEvents(db: Db, boss: PgBoss, syncLogId: string): Pr
     );
 
   if (wanted.has('issue.opened') || wanted.has('issue.resolved')) {
+    // Since the sync's previous run ended, so an issue opened or resolved between runs (a retry, the
+    // user's own action) goes out with this run rather than never.
+    const previous = await db
+      .selectFrom('sync_log')
+      .select('finished_at')
+      .where('core_base_id', '=', log.core_base_id)
+      .where('id', '!=', log.id)
+      .where('finished_at', 'is not', null)
+      .where('started_at', '<=', startedAt)
+      .orderBy('finished_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const since = previous?.finished_at ? new Date(previous.finished_at) : startedAt;
     const issues = await db
       .selectFrom('sync_error')
       .select([
@@ -114,7 +127,7 @@ export async function emitRunEvents(db: Db, boss: PgBoss, syncLogId: string): Pr
         'updated_at',
       ])
       .where('core_base_id', '=', log.core_base_id)
-      .where('updated_at', '>=', startedAt)
+      .where('updated_at', '>=', since)
       .execute();
     for (const issue of issues) {
       const data = {
@@ -128,7 +141,7 @@ export async function emitRunEvents(db: Db, boss: PgBoss, syncLogId: string): Pr
       };
       if (issue.status === 'resolved') {
         if (wanted.has('issue.resolved')) events.push(newEvent('issue.resolved', data));
-      } else if (new Date(issue.created_at) >= startedAt && wanted.has('issue.opened'))
+      } else if (new Date(issue.created_at) >= since && wanted.has('issue.opened'))
         events.push(newEvent('issue.opened', data));
     }
   }

@@ -318,6 +318,61 @@ describe('webhooks out', () => {
     expect(page.items[0].id).toBe(log.items[1].id);
   }, 120_000);
 
+  it('sends issue.opened when a run opens an issue and issue.resolved when a later run resolves it', async () => {
+    const sub = await api('POST', '/rest/developer/webhooks', {
+      url: `${receiverUrl}/issues`,
+      events: ['issue.opened', 'issue.resolved'],
+    });
+    const suffix = randomBytes(4).toString('hex');
+    const urls = { left: '', right: '' };
+    for (const side of ['left', 'right'] as const) {
+      await ensureDatabase(inject('adminDatabaseUrl'), `whi_${side}_${suffix}`);
+      urls[side] = databaseUrl(`whi_${side}_${suffix}`);
+    }
+    await query(
+      urls.left,
+      'create table people (id serial primary key, email text not null unique, name text)',
+    );
+    // The right side requires a name the left leaves empty: that record waits as an issue.
+    await query(
+      urls.right,
+      'create table people (id serial primary key, email text not null unique, name text not null)',
+    );
+    await query(
+      urls.left,
+      `insert into people (email, name) values ('ada@x.test', 'Ada'), ('nameless@x.test', null)`,
+    );
+    const sync = await setUpPeopleSync(api, urls, { name: 'issue webhooks' });
+    const preview = await api('POST', '/rest/sync-preview/create', { coreBaseId: sync.id });
+    await until(
+      async () => (await api('GET', `/rest/sync-preview/${preview.id}`)).status === 'in_review',
+      'planned',
+    );
+    await api('PATCH', `/rest/sync-preview/${preview.id}`, { status: 'applying' });
+    await until(
+      async () => (await api('GET', `/rest/sync-preview/${preview.id}`)).status === 'done',
+      'applied',
+    );
+
+    const ofType = (type: string) =>
+      received
+        .filter((r) => r.path === '/issues')
+        .map((r) => ({ r, e: JSON.parse(r.body) }))
+        .filter((x) => x.e.type === type);
+    await until(async () => ofType('issue.opened').length > 0, 'the issue opened event', 30_000);
+    const opened = ofType('issue.opened');
+    expect(opened).toHaveLength(1);
+    expect(verify(sub.secret, (opened[0] as { r: Received }).r)).toBe(true);
+    const issueId = opened[0]?.e.data.issueId;
+    expect(opened[0]?.e.data).toMatchObject({ coreBaseId: sync.id, code: 'required_missing', side: 'left' });
+
+    await query(urls.left, `update people set name = 'Named' where email = 'nameless@x.test'`);
+    await until(async () => ofType('issue.resolved').length > 0, 'the issue resolved event', 60_000);
+    expect(ofType('issue.resolved').map((x) => x.e.data.issueId)).toEqual([issueId]);
+    // Opened once, not again with each later run.
+    expect(ofType('issue.opened')).toHaveLength(1);
+  }, 120_000);
+
   it('sends a signed test event on demand, pauses, and is 404 to another user', async () => {
     const sub = await api('POST', '/rest/developer/webhooks', {
       url: `${receiverUrl}/test`,
