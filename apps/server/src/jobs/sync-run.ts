@@ -181,7 +181,8 @@ export async function registerSyncRun(
           if (job.retryCount >= 1)
             await raiseOutageIssue(deps.db, job.data.coreBaseId, error).catch(() => {});
           // The last attempt ends the run now, not when the reaper finds it 30 minutes later.
-          if (job.retryCount >= RUN_RETRY_LIMIT) await failRunningLog(deps.db, job.data.coreBaseId, error);
+          if (job.retryCount >= RUN_RETRY_LIMIT)
+            await failRunningLog(deps.db, boss, job.data.coreBaseId, error);
           throw error;
         }
       }
@@ -205,9 +206,9 @@ async function claimWithRetries(liveness: WorkerLiveness, jobId: string, coreBas
 }
 
 /** Marks the sync's running log failed with why (the queue gave up on its chunk). */
-async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
+async function failRunningLog(db: Db, boss: PgBoss, coreBaseId: string, error: unknown) {
   const why = error instanceof ConnectorError ? error.userFacingMessage : 'The run kept failing.';
-  await db
+  const ended = await db
     .updateTable('sync_log')
     .set({
       status: 'failed',
@@ -216,5 +217,8 @@ async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
     })
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'running')
+    .returning('id')
     .execute();
+  // The run's webhooks (sync.run.finished, failed), as handleSyncRun sends for a run that ends itself.
+  for (const { id } of ended) await emitRunEvents(db, boss, id).catch(() => {});
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Api, apiAs, databaseUrl, query, setUpPeopleSync, until } from '../../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 import { ensureDatabase } from '../../db/database';
+import { handleSyncRun } from '../../jobs/sync-run';
 
 // Issue 23 item 2: personal API tokens on the REST API, and webhooks out of a real
 // PostgreSQL <-> PostgreSQL run, signed, retried and logged.
@@ -224,6 +225,11 @@ describe('webhooks out', () => {
       url: `${receiverUrl}/flaky`,
       events: ['sync.run.finished'],
     });
+    const paused = await api('POST', '/rest/developer/webhooks', {
+      url: `${receiverUrl}/paused`,
+      events: ['sync.run.finished', 'record.changed'],
+    });
+    await api('PATCH', `/rest/developer/webhooks/${paused.id}`, { paused: true });
     // The secret is shown once: the list does not carry it.
     expect(JSON.stringify(await api('GET', '/rest/developer/webhooks'))).not.toContain(good.secret);
 
@@ -312,6 +318,9 @@ describe('webhooks out', () => {
     const flakyBodies = received.filter((r) => r.path === '/flaky' && JSON.parse(r.body).id === firstEventId);
     expect(flakyBodies).toHaveLength(3);
     expect(flakyBodies.every((r) => verify(flaky.secret, r))).toBe(true);
+    // A paused subscription is sent nothing.
+    expect(received.filter((r) => r.path === '/paused')).toEqual([]);
+    expect((await api('GET', `/rest/developer/webhooks/${paused.id}/deliveries`)).total).toBe(0);
     // Paged: take 1 skips to the next attempt.
     const page = await api('GET', `/rest/developer/webhooks/${flaky.id}/deliveries?skip=1&take=1`);
     expect(page).toMatchObject({ skip: 1, take: 1, total: log.total });
@@ -372,6 +381,28 @@ describe('webhooks out', () => {
     // Opened once, not again with each later run.
     expect(ofType('issue.opened')).toHaveLength(1);
   }, 120_000);
+
+  it('sends sync.run.finished with status failed and the error when a run fails', async () => {
+    await api('POST', '/rest/developer/webhooks', {
+      url: `${receiverUrl}/failed`,
+      events: ['sync.run.finished'],
+    });
+    const base = await api('POST', '/rest/core-bases', { name: 'fails' });
+    const result = await handleSyncRun(
+      t.ctx.db,
+      t.ctx.boss,
+      { runChunk: async () => ({ result: 'failed', error: 'The left app refused the sign-in.' }) },
+      { coreBaseId: base.id, trigger: 'preview' },
+      { chain: false },
+    );
+    expect(result).toBe('failed');
+    await until(async () => received.some((r) => r.path === '/failed'), 'the failed run event', 30_000);
+    const event = JSON.parse((received.find((r) => r.path === '/failed') as Received).body);
+    expect(event).toMatchObject({
+      type: 'sync.run.finished',
+      data: { coreBaseId: base.id, status: 'failed', error: 'The left app refused the sign-in.' },
+    });
+  });
 
   it('sends a signed test event on demand, pauses, and is 404 to another user', async () => {
     const sub = await api('POST', '/rest/developer/webhooks', {
