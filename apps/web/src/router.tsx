@@ -131,6 +131,13 @@ export const router = createBrowserRouter([
                     ),
                   },
                   {
+                    path: '/developer',
+                    lazy: lazyPage(
+                      () => import('./pages/developer-page'),
+                      (m) => m.DeveloperPage,
+                    ),
+                  },
+                  {
                     path: '/settings/dev-tools',
                     lazy: lazyPage(
                       () => import('./pages/dev-tools-page'),

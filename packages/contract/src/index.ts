@@ -3,6 +3,7 @@ export * from './automap';
 export * from './connections';
 export * from './constants';
 export * from './core-bases';
+export * from './developer';
 export * from './dry-runs';
 export * from './errors';
 export * from './git-sync';

@@ -510,6 +510,43 @@ export type DryRunConflict = {
   winner: Side | null;
 };
 
+export type ApiTokenTable = {
+  id: Generated<string>;
+  owner_id: string;
+  name: string;
+  scopes: string[];
+  token_hash: string;
+  prefix: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+};
+
+export type WebhookSubscriptionTable = {
+  id: Generated<string>;
+  owner_id: string;
+  url: string;
+  events: string[];
+  /** The HMAC secret, sealed (secret-box); shown once at creation. */
+  secret_sealed: string;
+  paused: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type WebhookDeliveryAttemptTable = {
+  id: Generated<string>;
+  subscription_id: string;
+  owner_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  created_at: Timestamp;
+};
+
 export type Database = {
   user: AuthUserTable;
   session: AuthSessionTable;
@@ -550,4 +587,7 @@ export type Database = {
   git_sync_run: GitSyncRunTable;
   dry_run: DryRunTable;
   dry_run_write: DryRunWriteTable;
+  api_token: ApiTokenTable;
+  webhook_subscription: WebhookSubscriptionTable;
+  webhook_delivery_attempt: WebhookDeliveryAttemptTable;
 };

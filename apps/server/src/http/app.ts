@@ -68,7 +68,15 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
         version: '0.1.0',
         description: 'Two-way data sync. Errors use one envelope.',
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A session JWT (GET /api/auth/token) or a personal API token (lst_..., /developer).',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,

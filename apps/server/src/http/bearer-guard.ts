@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { isApiToken, useApiToken } from '../services/api-tokens';
 import { toRole } from '../services/users';
 import type { AppContext } from './context';
 import { forbidden, HttpError, unauthorized } from './http-error';
@@ -15,7 +16,14 @@ declare module 'fastify' {
   }
 }
 
-/** Every /rest route needs a valid Bearer JWT of a user that still exists and is not banned. */
+/** Methods a personal API token needs the `write` scope for. */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Every /rest route needs a valid Bearer token of a user that still exists and is not banned: a
+ * session JWT (better-auth's, revoked at sign-out) or a personal API token (`lst_...`, revoked on
+ * the developer page; its scopes decide whether it may write).
+ */
 export function bearerGuard(ctx: AppContext) {
   return async (request: FastifyRequest) => {
     // A route marked public (config: { public: true }) is open before sign-in: a valid token still
@@ -31,6 +39,14 @@ export function bearerGuard(ctx: AppContext) {
     }
     await authenticate(request);
     if (request.routeOptions.config?.staff === true && request.principal?.staff !== true) throw forbidden();
+    const scopes = request.principal?.tokenScopes;
+    if (scopes && WRITES.has(request.method) && !scopes.includes('write'))
+      throw new HttpError(
+        403,
+        'This API token is read-only',
+        'This API token has only the read scope: it cannot change anything. Create a token with the write scope.',
+        'insufficient_scope',
+      );
   };
 
   async function authenticate(request: FastifyRequest) {
@@ -40,6 +56,7 @@ export function bearerGuard(ctx: AppContext) {
     if (scheme?.toLowerCase() !== 'bearer' || !token) {
       throw unauthorized('The Authorization header must be "Bearer <token>".');
     }
+    if (isApiToken(token)) return authenticateApiToken(request, token);
     let claims: Awaited<ReturnType<AppContext['verifyBearer']>>;
     try {
       claims = await ctx.verifyBearer(token);
@@ -70,6 +87,26 @@ export function bearerGuard(ctx: AppContext) {
       email: user.email,
       staff: toRole(user.role) === 'staff',
       impersonatedBy: claims.impersonatedBy,
+      tokenScopes: null,
+    };
+  }
+
+  async function authenticateApiToken(request: FastifyRequest, token: string) {
+    const used = await useApiToken(ctx.db, token);
+    if (!used) throw unauthorized('This API token is unknown or has been revoked.');
+    const user = await ctx.db
+      .selectFrom('user')
+      .select(['id', 'email', 'role', 'banned'])
+      .where('id', '=', used.userId)
+      .executeTakeFirst();
+    if (!user) throw unauthorized('This account no longer exists.');
+    if (user.banned) throw new HttpError(403, 'Account banned', 'This account has been suspended.', 'banned');
+    request.principal = {
+      userId: user.id,
+      email: user.email,
+      staff: toRole(user.role) === 'staff',
+      impersonatedBy: null,
+      tokenScopes: used.scopes,
     };
   }
 }

@@ -40,7 +40,14 @@ export type AppContext = {
   sandbox?: SandboxApps | null;
 };
 
-export type Principal = { userId: string; email: string; staff: boolean; impersonatedBy: string | null };
+export type Principal = {
+  userId: string;
+  email: string;
+  staff: boolean;
+  impersonatedBy: string | null;
+  /** Signed in with a personal API token: its scopes (`read`, `write`); null for a session token. */
+  tokenScopes?: ('read' | 'write')[] | null;
+};
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -39,7 +39,10 @@ export const TOKEN_HOW_TO = [
   'Every `/rest` call needs a bearer token. Sign in with `POST /api/auth/sign-in/email`',
   '(`{"email", "password"}`; the answer sets a session cookie), then `GET /api/auth/token` with that',
   'cookie answers `{"token"}`: a JWT that lasts 5 minutes, to send as `Authorization: Bearer <token>`.',
-  'Ask for a new one when it expires; signing out ends it at once. Errors share one envelope',
+  'Ask for a new one when it expires; signing out ends it at once. For scripts, create a personal',
+  'API token on the /developer page (or `POST /rest/developer/tokens`): it starts with `lst_`, is sent',
+  'the same way, lasts until revoked, and a token with only the `read` scope may not write (403).',
+  'Errors share one envelope',
   '(`ErrorEnvelope`): `statusCode`, `timestamp`, `path`, `message` and `response.userFacingMessage`,',
   'the text to show a person.',
 ].join(' ');

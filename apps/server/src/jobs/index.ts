@@ -18,6 +18,7 @@ import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncDryRun } from './sync-dry-run';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
+import { registerWebhookDelivery } from './webhook-delivery';
 import type { WorkerLiveness } from './worker-liveness';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
@@ -42,6 +43,7 @@ export async function registerJobs(
     { ...deps, localDevPlan: deps.ctx?.config.environment === 'local' },
     deps.runWorkers,
   );
+  await registerWebhookDelivery(boss, deps, deps.runWorkers);
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);

@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
 import { requestDryRun } from './sync-dry-run';
+import { emitRunEvents } from './webhook-delivery';
 import type { WorkerLiveness } from './worker-liveness';
 
 export const SYNC_RUN = 'sync-run';
@@ -121,6 +122,11 @@ export async function handleSyncRun(
     .execute();
   if (result === 'done')
     await db.updateTable('core_base').set({ last_sync_time: now }).where('id', '=', base.id).execute();
+  // Webhooks out: the one place a run's events are made, once its log is closed. A failure here
+  // must not fail (and so repeat) a run that is done.
+  await emitRunEvents(db, boss, log.id).catch((e: unknown) =>
+    console.error(`webhooks for run ${log.id} not queued: ${e instanceof Error ? e.message : String(e)}`),
+  );
   // Nothing may wake us when the transaction holding them back ends (it may write elsewhere).
   if (recheckSoon)
     await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: 'recheck' } satisfies SyncRunData, {
@@ -193,7 +199,8 @@ export async function registerSyncRun(
           if (job.retryCount >= 1)
             await raiseOutageIssue(deps.db, job.data.coreBaseId, error).catch(() => {});
           // The last attempt ends the run now, not when the reaper finds it 30 minutes later.
-          if (job.retryCount >= RUN_RETRY_LIMIT) await failRunningLog(deps.db, job.data.coreBaseId, error);
+          if (job.retryCount >= RUN_RETRY_LIMIT)
+            await failRunningLog(deps.db, boss, job.data.coreBaseId, error);
           throw error;
         }
       }
@@ -217,9 +224,9 @@ async function claimWithRetries(liveness: WorkerLiveness, jobId: string, coreBas
 }
 
 /** Marks the sync's running log failed with why (the queue gave up on its chunk). */
-async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
+async function failRunningLog(db: Db, boss: PgBoss, coreBaseId: string, error: unknown) {
   const why = error instanceof ConnectorError ? error.userFacingMessage : 'The run kept failing.';
-  await db
+  const ended = await db
     .updateTable('sync_log')
     .set({
       status: 'failed',
@@ -228,5 +235,8 @@ async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
     })
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'running')
+    .returning('id')
     .execute();
+  // The run's webhooks (sync.run.finished, failed), as handleSyncRun sends for a run that ends itself.
+  for (const { id } of ended) await emitRunEvents(db, boss, id).catch(() => {});
 }

@@ -52,6 +52,15 @@ import { listQueues } from './debug/list-queues';
 import { listStuckSyncs } from './debug/list-stuck-syncs';
 import { restartStuckSync } from './debug/restart-stuck-sync';
 import { demoDatabases } from './demo/demo-databases';
+import { createApiTokenRoute } from './developer/create-api-token';
+import { createWebhook } from './developer/create-webhook';
+import { deleteWebhook } from './developer/delete-webhook';
+import { listApiTokens } from './developer/list-api-tokens';
+import { listWebhookDeliveries } from './developer/list-webhook-deliveries';
+import { listWebhooks } from './developer/list-webhooks';
+import { patchWebhook } from './developer/patch-webhook';
+import { revokeApiToken } from './developer/revoke-api-token';
+import { testWebhook } from './developer/test-webhook';
 import { bumpRecurringJobPriority } from './external-bases/bump-recurring-job-priority';
 import { createExternalBase } from './external-bases/create-external-base';
 import { deleteExternalBase } from './external-bases/delete-external-base';
@@ -253,6 +262,15 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     patchApiImport,
     deleteApiImport,
     runApiImportNow,
+    createApiTokenRoute,
+    listApiTokens,
+    revokeApiToken,
+    createWebhook,
+    listWebhooks,
+    patchWebhook,
+    deleteWebhook,
+    listWebhookDeliveries,
+    testWebhook,
   ]) {
     register(app, ctx);
   }

@@ -34,6 +34,8 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
   [/^\/rest\/git-sync\/\{id\}/, 'gitSync'],
   [/^\/rest\/api-import\/\{id\}/, 'apiImport'],
+  [/^\/rest\/developer\/tokens\/\{id\}/, 'apiToken'],
+  [/^\/rest\/developer\/webhooks\/\{id\}/, 'webhook'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -191,6 +193,10 @@ beforeAll(async () => {
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
+  theirs.apiToken = (await post('/rest/developer/tokens', { name: "B's token", scopes: ['read'] })).id;
+  theirs.webhook = (
+    await post('/rest/developer/webhooks', { url: 'https://example.com/b-hooks', events: ['issue.opened'] })
+  ).id;
 
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
@@ -312,6 +318,10 @@ describe('every /rest route of the OpenAPI document', () => {
       headers: b.auth,
     });
     expect(conn.statusCode).toBe(200);
+    const hooks = (await t.app.inject({ url: '/rest/developer/webhooks', headers: b.auth })).json();
+    expect(hooks.items).toEqual([expect.objectContaining({ id: theirs.webhook, paused: false })]);
+    const tokens = (await t.app.inject({ url: '/rest/developer/tokens', headers: b.auth })).json();
+    expect(tokens.items.map((x: { id: string }) => x.id)).toEqual([theirs.apiToken]);
     for (const url of [
       `/rest/sync-errors/${theirs.syncError}`,
       `/rest/sync-logs/${theirs.syncLog}`,

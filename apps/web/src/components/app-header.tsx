@@ -57,6 +57,9 @@ export function AppHeader({
           <Menu.Item component={Link} to="/subscription/manage">
             Subscription
           </Menu.Item>
+          <Menu.Item component={Link} to="/developer">
+            Developer
+          </Menu.Item>
           <Menu.Divider />
           <Menu.Item onClick={onSignOut}>Sign out</Menu.Item>
         </Menu.Dropdown>
