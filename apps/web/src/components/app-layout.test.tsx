@@ -29,6 +29,7 @@ vi.mock('../lib/queries', () => ({
     } as unknown as CurrentUser,
   }),
   usePlan: () => ({ subscription: state.subscription, limits: state.limits, devPlan: false, loading: false }),
+  useDevFlag: () => false,
 }));
 
 const none: Subscription = {
