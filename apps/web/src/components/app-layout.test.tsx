@@ -123,3 +123,22 @@ describe('the plan gate in the signed-in shell (spec sections 2, 4 and 5)', () =
     expect(screen.getByText('page body')).toBeTruthy();
   });
 });
+
+describe('the brand logo in the header (spec section 9)', () => {
+  it('is drawn at an icon size with its width and height, and loads lazily', () => {
+    state.limits = null;
+    state.subscription = active;
+    const { container } = render(
+      <MantineProvider>
+        <RouterProvider
+          router={createMemoryRouter([{ path: '*', element: <AppLayout /> }], { initialEntries: ['/syncs'] })}
+        />
+      </MantineProvider>,
+    );
+    const logo = container.querySelector('img[src="/logo.svg"]') as HTMLImageElement;
+    expect(logo.getAttribute('width')).toBe('32');
+    expect(logo.getAttribute('height')).toBe('32');
+    expect(logo.getAttribute('loading')).toBe('lazy');
+    expect(logo.getAttribute('alt')).toBe('');
+  });
+});
