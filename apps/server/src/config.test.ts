@@ -75,3 +75,41 @@ describe('payments (LOCKSTEP_STRIPE_*)', () => {
     expect(() => loadConfig({ ...all, LOCKSTEP_STRIPE_PRICES: 'pro' }, argv)).toThrow(/is not tier=price_id/);
   });
 });
+
+describe('analytics and the support chat', () => {
+  it('are off without their variables', () => {
+    const config = loadConfig({}, argv);
+    expect(config.analytics).toBeNull();
+    expect(config.supportChat).toBeNull();
+  });
+
+  it('take the PostHog key with PostHog Cloud US as the default host, or a self-hosted one', () => {
+    expect(loadConfig({ LOCKSTEP_POSTHOG_KEY: 'phc_1' }, argv).analytics).toEqual({
+      posthogKey: 'phc_1',
+      posthogHost: 'https://us.i.posthog.com',
+    });
+    expect(
+      loadConfig({ LOCKSTEP_POSTHOG_KEY: 'phc_1', LOCKSTEP_POSTHOG_HOST: 'https://ph.example.com/' }, argv)
+        .analytics?.posthogHost,
+    ).toBe('https://ph.example.com');
+  });
+
+  it('load Intercom when its app id is set, else Chatwoot with both its settings', () => {
+    const chatwoot = {
+      LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: 'tok',
+      LOCKSTEP_CHATWOOT_BASE_URL: 'https://chat.example.com/',
+    };
+    expect(loadConfig(chatwoot, argv).supportChat).toEqual({
+      kind: 'chatwoot',
+      websiteToken: 'tok',
+      baseUrl: 'https://chat.example.com',
+    });
+    expect(loadConfig({ ...chatwoot, LOCKSTEP_INTERCOM_APP_ID: 'abc123' }, argv).supportChat).toEqual({
+      kind: 'intercom',
+      appId: 'abc123',
+    });
+    expect(() => loadConfig({ LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: 'tok' }, argv)).toThrow(
+      /LOCKSTEP_CHATWOOT_WEBSITE_TOKEN and LOCKSTEP_CHATWOOT_BASE_URL together/,
+    );
+  });
+});

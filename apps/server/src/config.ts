@@ -21,6 +21,12 @@ const EnvSchema = z.object({
   LOCKSTEP_SUPPORT_EMAIL: z.string().default('support@lockstep.dev'),
   LOCKSTEP_PRICING_URL: z.string().default('https://lockstep.dev/pricing'),
   LOCKSTEP_INTERCOM_SECRET: z.string().optional(),
+  // Product analytics (PostHog) and the support chat (Intercom, or Chatwoot for self-hosters): off unless set.
+  LOCKSTEP_POSTHOG_KEY: z.string().optional(),
+  LOCKSTEP_POSTHOG_HOST: z.string().url().optional(),
+  LOCKSTEP_INTERCOM_APP_ID: z.string().optional(),
+  LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: z.string().optional(),
+  LOCKSTEP_CHATWOOT_BASE_URL: z.string().url().optional(),
   LOCKSTEP_OIDC_PROVIDERS: z.string().default(''),
   LOCKSTEP_WEB_DIST: z.string().optional(),
   LOCKSTEP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -111,6 +117,16 @@ export type Config = {
   supportEmail: string;
   pricingUrl: string;
   intercomSecret: string | undefined;
+  /**
+   * Product analytics through PostHog: the project key and its host (PostHog Cloud US by default, or a
+   * self-hosted instance); null without a key. The web app starts it only in staging and production.
+   */
+  analytics: { posthogKey: string; posthogHost: string } | null;
+  /**
+   * The support chat the web app loads: Intercom (its app id; identity verified with `intercomHash`),
+   * else Chatwoot (a website inbox's token and the instance's address); null when neither is set.
+   */
+  supportChat: SupportChatConfig;
   oidcProviders: string[];
   webDist: string;
   logLevel: string;
@@ -242,6 +258,34 @@ export type Config = {
    */
   mail: { smtpUrl: string | undefined; from: string | undefined; verification: 'on' | 'off' | undefined };
 };
+
+export type SupportChatConfig =
+  | { kind: 'intercom'; appId: string }
+  | { kind: 'chatwoot'; websiteToken: string; baseUrl: string }
+  | null;
+
+export const DEFAULT_POSTHOG_HOST = 'https://us.i.posthog.com';
+
+/**
+ * The support chat from the environment: Intercom when its app id is set, else Chatwoot when both its
+ * website token and base URL are; one of the two Chatwoot settings without the other stops the server.
+ */
+export function supportChatOf(e: {
+  LOCKSTEP_INTERCOM_APP_ID?: string | undefined;
+  LOCKSTEP_CHATWOOT_WEBSITE_TOKEN?: string | undefined;
+  LOCKSTEP_CHATWOOT_BASE_URL?: string | undefined;
+}): SupportChatConfig {
+  const appId = e.LOCKSTEP_INTERCOM_APP_ID?.trim() ?? '';
+  if (appId) return { kind: 'intercom', appId };
+  const websiteToken = e.LOCKSTEP_CHATWOOT_WEBSITE_TOKEN?.trim() ?? '';
+  const baseUrl = e.LOCKSTEP_CHATWOOT_BASE_URL?.trim().replace(/\/$/, '') ?? '';
+  if (!websiteToken && !baseUrl) return null;
+  if (!websiteToken || !baseUrl)
+    throw new Error(
+      'The Chatwoot support chat needs LOCKSTEP_CHATWOOT_WEBSITE_TOKEN and LOCKSTEP_CHATWOOT_BASE_URL together, or neither.',
+    );
+  return { kind: 'chatwoot', websiteToken, baseUrl };
+}
 
 export type StripeConfig = {
   secretKey: string;
@@ -394,6 +438,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     supportEmail: e.LOCKSTEP_SUPPORT_EMAIL,
     pricingUrl: e.LOCKSTEP_PRICING_URL,
     intercomSecret: e.LOCKSTEP_INTERCOM_SECRET,
+    analytics: e.LOCKSTEP_POSTHOG_KEY?.trim()
+      ? {
+          posthogKey: e.LOCKSTEP_POSTHOG_KEY.trim(),
+          posthogHost: (e.LOCKSTEP_POSTHOG_HOST ?? DEFAULT_POSTHOG_HOST).replace(/\/$/, ''),
+        }
+      : null,
+    supportChat: supportChatOf(e),
     oidcProviders: e.LOCKSTEP_OIDC_PROVIDERS.split(',')
       .map((s) => s.trim())
       .filter(Boolean),

@@ -2,28 +2,16 @@ import { NOTIFICATIONS } from '@lockstep/contract';
 import { MantineProvider } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { useEffect } from 'react';
 import { RouterProvider } from 'react-router';
+import { AnalyticsBridge } from './components/analytics-bridge';
 import { PageErrorBoundary } from './components/error-boundary';
-import { analytics } from './lib/analytics';
-import { DEFAULT_SUPPORT_EMAIL, useAppConfig, useCurrentUser } from './lib/queries';
+import { DEFAULT_SUPPORT_EMAIL, useAppConfig } from './lib/queries';
 import { SessionProvider } from './lib/session';
 import { router } from './router';
 
 const queryClient = new QueryClient({
   defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } },
 });
-
-function AnalyticsBridge() {
-  const config = useAppConfig().data;
-  const me = useCurrentUser().data;
-  useEffect(() => {
-    if (!config || !me) return;
-    analytics.configure(config.environment, me.impersonatedBy !== null);
-    analytics.identify(me.id);
-  }, [config, me]);
-  return null;
-}
 
 function Shell() {
   const config = useAppConfig();

@@ -15,3 +15,8 @@ export const PLAN_GATED_ROUTES = ['/syncs', '/syncs/new', '/issues', '/operation
 export const PLAN_GATE_TITLE = 'Choose a plan to get started';
 /** Where the auth handler is mounted; `${AUTH_BASE_PATH}/token` gives the Bearer JWT for /rest/*. */
 export const AUTH_BASE_PATH = '/api/auth';
+/** Image widths a responsive image is offered at, icon sizes, and the default quality (spec section 9). */
+export const IMAGE_WIDTHS = [640, 750, 828, 1080, 1200, 1920, 2048, 3840] as const;
+export const ICON_SIZES = [16, 32, 48, 64, 96, 128, 256, 384] as const;
+export type IconSize = (typeof ICON_SIZES)[number];
+export const DEFAULT_IMAGE_QUALITY = 75;

@@ -94,6 +94,12 @@ export const KNOWN_FLAGS = [
     description: 'Use the configured LLM provider, when there is one, to explain automap suggestions.',
   },
   {
+    name: 'INVISIBLE_DEV_TOOLBOX',
+    kind: 'boolean',
+    description:
+      'Ctrl+Shift+D opens the hidden developer toolbox (user, plan, flags, version, debug bundle).',
+  },
+  {
     name: 'BETA_CONNECTORS',
     kind: 'list',
     description: 'Connector types in beta that this user may choose (for example "hubspot").',

@@ -112,6 +112,15 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
             oidcProviders: z.array(z.string()),
             /** Plans can be bought here (Stripe is set up: LOCKSTEP_STRIPE_*). */
             payments: z.boolean(),
+            /** PostHog (LOCKSTEP_POSTHOG_*); null when not set. The web app starts it in staging and production only. */
+            analytics: z.object({ posthogKey: z.string(), posthogHost: z.string() }).nullable(),
+            /** The support chat to load (LOCKSTEP_INTERCOM_APP_ID, or LOCKSTEP_CHATWOOT_*); null when neither is set. */
+            supportChat: z
+              .discriminatedUnion('kind', [
+                z.object({ kind: z.literal('intercom'), appId: z.string() }),
+                z.object({ kind: z.literal('chatwoot'), websiteToken: z.string(), baseUrl: z.string() }),
+              ])
+              .nullable(),
           }),
         },
       },
@@ -122,6 +131,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       pricingUrl: ctx.config.pricingUrl,
       oidcProviders: ctx.config.oidcProviders,
       payments: ctx.config.billing !== null,
+      analytics: ctx.config.analytics,
+      supportChat: ctx.config.supportChat,
     }),
   );
   mountAuth(app, ctx.auth, ctx.authRateLimiter);

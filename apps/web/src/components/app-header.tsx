@@ -1,6 +1,7 @@
 import { isBaseLimitReached, type LimitData, type Subscription } from '@lockstep/contract';
 import { Badge, Group, Menu, Text, Title, Tooltip, UnstyledButton } from '@mantine/core';
 import { Link } from 'react-router';
+import { imageAttributes } from '../lib/images';
 
 function usageLabel(limits: LimitData): string {
   return `${limits.baseCount} of ${limits.baseLimit === null ? 'unlimited' : limits.baseLimit} syncs`;
@@ -21,6 +22,8 @@ export function AppHeader({
   return (
     <Group h="100%" px="md" justify="space-between">
       <Group gap="xs">
+        {/* Vector: one file at every size, so no srcset; 32 is an icon size of spec section 9. */}
+        <img alt="" {...imageAttributes({ src: '/logo.svg', width: 32, height: 32 })} />
         <Title order={4}>Lockstep</Title>
         <Badge
           variant="light"

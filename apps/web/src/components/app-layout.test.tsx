@@ -29,6 +29,7 @@ vi.mock('../lib/queries', () => ({
     } as unknown as CurrentUser,
   }),
   usePlan: () => ({ subscription: state.subscription, limits: state.limits, devPlan: false, loading: false }),
+  useDevFlag: () => false,
 }));
 
 const none: Subscription = {
@@ -120,5 +121,24 @@ describe('the plan gate in the signed-in shell (spec sections 2, 4 and 5)', () =
     expect(gate()).toBeNull();
     expect(screen.getByText('Your plan has expired')).toBeTruthy();
     expect(screen.getByText('page body')).toBeTruthy();
+  });
+});
+
+describe('the brand logo in the header (spec section 9)', () => {
+  it('is drawn at an icon size with its width and height, and loads lazily', () => {
+    state.limits = null;
+    state.subscription = active;
+    const { container } = render(
+      <MantineProvider>
+        <RouterProvider
+          router={createMemoryRouter([{ path: '*', element: <AppLayout /> }], { initialEntries: ['/syncs'] })}
+        />
+      </MantineProvider>,
+    );
+    const logo = container.querySelector('img[src="/logo.svg"]') as HTMLImageElement;
+    expect(logo.getAttribute('width')).toBe('32');
+    expect(logo.getAttribute('height')).toBe('32');
+    expect(logo.getAttribute('loading')).toBe('lazy');
+    expect(logo.getAttribute('alt')).toBe('');
   });
 });

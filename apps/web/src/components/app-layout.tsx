@@ -5,10 +5,12 @@ import { choosePlanHref, planGateView } from '../lib/plan-gate-rules';
 import { useAppConfig, useCurrentUser, usePlan } from '../lib/queries';
 import { useSession } from '../lib/session';
 import { AppHeader } from './app-header';
+import { DevToolbox } from './dev-toolbox';
 import { FullWindowLoader } from './full-window-loader';
 import { GenericErrorView } from './generic-error-view';
 import { ImpersonationBanner } from './impersonation-banner';
 import { PlanGateModal } from './plan-gate';
+import { SupportChat } from './support-chat';
 
 const NAV = [
   { to: '/syncs', label: 'Syncs' },
@@ -74,6 +76,8 @@ export function AppLayout() {
           </Alert>
         ) : null}
         <Outlet />
+        <SupportChat settings={config.data?.supportChat} me={me} />
+        <DevToolbox me={me} />
         {view === 'gate' ? (
           <PlanGateModal
             choosePlanHref={choosePlanHref(me.lockstepUser.experimentFlags, config.data?.pricingUrl)}

@@ -26,7 +26,9 @@ describe('AppLogo', () => {
     const svg = container.querySelector('svg[data-app-logo="airtable"]') as SVGElement;
     expect(svg).not.toBeNull();
     expect(svg.getAttribute('fill')).toBe(`#${siAirtable.hex}`);
-    expect(svg.getAttribute('width')).toBe('24');
+    // 24 is no icon size of spec section 9: rounded up to 32.
+    expect(svg.getAttribute('width')).toBe('32');
+    expect(svg.getAttribute('height')).toBe('32');
     expect(svg.querySelector('path')?.getAttribute('d')).toBe(siAirtable.path);
   });
 

@@ -10,6 +10,7 @@ import {
   siSupabase,
   siWebflow,
 } from 'simple-icons';
+import { iconSize } from '../lib/images';
 
 /**
  * Brand icons from simple-icons (CC0), by connector type. Salesforce, Pipedrive, Attio, Affinity and
@@ -32,10 +33,12 @@ function initialOf(text: string): string {
 }
 
 /**
- * An app's logo in its brand colour, or a neutral letter avatar when there is no icon for it.
+ * An app's logo in its brand colour, or a neutral letter avatar when there is no icon for it, at an
+ * icon size of spec section 9 (a size in between is rounded up: 20 draws at 32).
  * Decorative (aria-hidden): the app's name is shown beside it.
  */
-export function AppLogo({ type, name, size = 20 }: { type: string; name?: string; size?: number }) {
+export function AppLogo({ type, name, size: wanted = 16 }: { type: string; name?: string; size?: number }) {
+  const size = iconSize(wanted);
   const icon = ICONS[type];
   if (!icon)
     return (

@@ -447,7 +447,7 @@ export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }
             </Badge>
           </Group>
           <Group gap="xs" wrap="nowrap">
-            <AppLogo type={attached.type} name={info?.displayName} size={20} />
+            <AppLogo type={attached.type} name={info?.displayName} size={16} />
             <Text fw={600}>{attached.name}</Text>
           </Group>
           <Text size="sm" c="dimmed">
@@ -494,12 +494,12 @@ export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }
                 <AppLogo
                   type={option.value}
                   name={infos.data?.find((i) => i.connectorType === option.value)?.displayName}
-                  size={18}
+                  size={16}
                 />
                 <span>{option.label}</span>
               </Group>
             )}
-            leftSection={type ? <AppLogo type={type} name={info?.displayName} size={18} /> : null}
+            leftSection={type ? <AppLogo type={type} name={info?.displayName} size={16} /> : null}
             value={type}
             onChange={(v) => {
               setType(v);

@@ -11,6 +11,21 @@ export class ApiError extends Error {
   }
 }
 
+/** One failed API call, kept for the developer toolbox's debug bundle (no bodies, no tokens). */
+export type RecentApiError = { at: string; method: string; path: string; status: number; message: string };
+const RECENT_ERRORS_KEPT = 20;
+const recentErrors: RecentApiError[] = [];
+
+/** The last failed API calls of this page, oldest first. */
+export function recentApiErrors(): RecentApiError[] {
+  return [...recentErrors];
+}
+
+function remember(error: RecentApiError) {
+  recentErrors.push(error);
+  if (recentErrors.length > RECENT_ERRORS_KEPT) recentErrors.shift();
+}
+
 let currentToken: string | null = null;
 export function setApiToken(token: string | null) {
   currentToken = token;
@@ -33,7 +48,18 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   } catch {
     body = text;
   }
-  if (!res.ok) throw new ApiError(res.status, body);
+  if (!res.ok) {
+    const error = new ApiError(res.status, body);
+    remember({
+      at: new Date().toISOString(),
+      method: init.method ?? 'GET',
+      // The query can carry search terms: the path alone says which call failed.
+      path: path.split('?')[0] ?? path,
+      status: res.status,
+      message: error.message,
+    });
+    throw error;
+  }
   return body as T;
 }
 

@@ -12,6 +12,7 @@ import { useEffect, useState } from 'react';
 import { api } from './api';
 import { readDevFlag } from './dev-mode';
 import { useSession } from './session';
+import type { SupportChatSettings } from './support-chat';
 
 export type AppConfig = {
   environment: 'local' | 'test' | 'staging' | 'production';
@@ -20,6 +21,10 @@ export type AppConfig = {
   oidcProviders: string[];
   /** Plans can be bought on this server (Stripe is set up). */
   payments: boolean;
+  /** PostHog, when the server has a key (started in staging and production only). */
+  analytics: { posthogKey: string; posthogHost: string } | null;
+  /** The support chat to load, when one is configured. */
+  supportChat: SupportChatSettings;
 };
 
 /** Used until /api/config answers (the server's default). */

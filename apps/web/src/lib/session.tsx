@@ -3,6 +3,7 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useS
 import { analytics } from './analytics';
 import { setApiToken } from './api';
 import { authClient, fetchRestToken } from './auth-client';
+import { shutdownSupportChat } from './support-chat';
 
 type SessionState = {
   /** better-auth finished reading the session cookie. */
@@ -49,8 +50,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [userId]);
 
   const signOut = useCallback(async () => {
-    analytics.track('signed_out');
-    analytics.reset();
+    // Spec section 4: record the sign-out, reset analytics, then sign out and go to /sign-in.
+    analytics.signedOut();
+    shutdownSupportChat();
     try {
       await authClient.signOut();
     } catch (error) {

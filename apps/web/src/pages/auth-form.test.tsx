@@ -32,6 +32,7 @@ async function fillAndSubmit(email: string) {
 
 describe('the sign-up page', () => {
   afterEach(() => {
+    sessionStorage.clear();
     signUpEmail.mockReset();
     vi.unstubAllGlobals();
   });
@@ -66,5 +67,16 @@ describe('the sign-up page', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Sign up' }));
     await vi.waitFor(() => expect(assign).toHaveBeenCalledWith('/syncs'));
     expect(screen.queryByText('Check your email')).toBeNull();
+    // The sign-in is tracked (as the user, once the app knows them: lib/analytics.ts).
+    expect(sessionStorage.getItem('lockstep.analytics.signedIn')).toBe('sign_up');
+  });
+
+  it('does not track a sign-in while the email still needs confirming', async () => {
+    vi.stubGlobal('location', { ...window.location, assign: vi.fn() });
+    signUpEmail.mockResolvedValue({ data: { token: null, user: { id: 'x' } }, error: null });
+    renderSignUp();
+    await fillAndSubmit('sam@example.com');
+    await screen.findByRole('heading', { name: 'Check your email' });
+    expect(sessionStorage.getItem('lockstep.analytics.signedIn')).toBeNull();
   });
 });

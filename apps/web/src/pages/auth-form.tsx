@@ -12,6 +12,7 @@ import {
 } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { analytics } from '../lib/analytics';
 import { authClient } from '../lib/auth-client';
 import { safeRedirect } from '../lib/redirect';
 
@@ -45,6 +46,8 @@ export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
       setCheckEmail(email);
       return;
     }
+    // Tracked once the app knows who signed in (spec section 4).
+    analytics.signedIn(signUp ? 'sign_up' : 'email');
     window.location.assign(redirect);
   }
 

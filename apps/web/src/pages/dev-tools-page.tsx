@@ -15,7 +15,8 @@ const FLAGS: { flag: DevFlag; label: string; description: string }[] = [
   {
     flag: 'invisibleDevToolbox',
     label: 'Invisible dev toolbox',
-    description: 'Hide the developer toolbox from pages.',
+    description:
+      'A developer toolbox hidden from pages: Ctrl+Shift+D opens it (user, plan, flags, version, links, debug bundle).',
   },
   {
     flag: 'allowUnsupportedMappings',
