@@ -15,7 +15,28 @@ import { sideConnector } from './side-connector';
 // reading both apps whole (not Lockstep's tables) and reconciling them: nothing left to do.
 let t: TestApp;
 let api: Api;
-const suffix = randomBytes(4).toString('hex');
+/** The current pair's private copies of the demo databases (each pair starts from fresh ones). */
+let suffix = randomBytes(4).toString('hex');
+let adminUrl: (database?: string) => string;
+
+/** The syncs made so far: each is switched off before the next pair starts. */
+const syncs: string[] = [];
+
+/**
+ * Fresh private copies of the demo databases, as a new user's are: the earlier pairs wrote to the
+ * last ones. The earlier pairs' syncs are switched off and settled first: a demo connection finds
+ * its database by name each time it opens, so a sync left on would reach the new copies.
+ */
+async function freshDemoDatabases() {
+  for (const id of syncs.splice(0)) {
+    await api('PATCH', `/rest/core-bases/${id}`, { syncState: 'off' });
+    await settleSync(t.ctx.db, id, () => true, 60_000);
+  }
+  suffix = randomBytes(4).toString('hex');
+  for (const name of ['demo_crm', 'demo_newsletter'])
+    await ensureDatabase(inject('adminDatabaseUrl'), `${name}_${suffix}`);
+  await ensureDemoDatabases(adminUrl);
+}
 
 type App =
   | 'demo_crm'
@@ -33,15 +54,12 @@ type App =
   | 'memberstack';
 
 beforeAll(async () => {
-  // Private copies of the demo databases: the journey writes to them.
-  const adminUrl = (database = 'postgres') => {
+  // Private copies of the demo databases: the pairs write to them.
+  adminUrl = (database = 'postgres') => {
     const u = new URL(inject('adminDatabaseUrl'));
     u.pathname = `/${database.startsWith('demo_') ? `${database}_${suffix}` : database}`;
     return u.toString();
   };
-  for (const name of ['demo_crm', 'demo_newsletter'])
-    await ensureDatabase(inject('adminDatabaseUrl'), `${name}_${suffix}`);
-  await ensureDemoDatabases(adminUrl);
   t = await createTestApp({ LOCKSTEP_SANDBOX: '1' });
   t.ctx.embeddedDatabaseUrl = adminUrl;
   api = apiAs(t.app, (await signUp(t.app, 'first-sync-pairs@test.test')).auth);
@@ -359,7 +377,9 @@ const PAIRS: [App, App][] = [
 describe('the first sync of every pair the embedded default offers', () => {
   for (const [leftApp, rightApp] of PAIRS) {
     it(`${leftApp} <-> ${rightApp}: automap, preview, apply; no issue, no duplicate, in step`, async () => {
+      if (leftApp.startsWith('demo_') || rightApp.startsWith('demo_')) await freshDemoDatabases();
       const core = await api('POST', '/rest/core-bases', { name: `${leftApp} <-> ${rightApp}` });
+      syncs.push(core.id);
       await connect(core.id, 'left', leftApp);
       await connect(core.id, 'right', rightApp);
       await automap(core.id);
