@@ -56,7 +56,7 @@ describe('Airtable: createTables and addFields against the simulator', () => {
       expect(byName.Price).toMatchObject({ type: 'currency', options: { precision: 2, symbol: '€' } });
       expect(byName.Active?.type).toBe('checkbox');
       expect(byName.Stage?.type).toBe('singleSelect');
-      expect((byName.Stage?.options?.choices as { name: string }[]).map((c) => c.name)).toEqual([
+      expect(((byName.Stage?.options?.choices ?? []) as { name: string }[]).map((c) => c.name)).toEqual([
         'Lead',
         'Won, finally',
       ]);
