@@ -19,13 +19,28 @@ beforeAll(async () => {
 });
 afterAll(async () => sim?.close());
 
+type Field = {
+  id: string;
+  name: string;
+  type: string;
+  options?: Record<string, unknown> & { choices?: { id: string; name: string }[] };
+};
+type Answer = {
+  id: string;
+  name: string;
+  primaryFieldId: string;
+  fields: Field[];
+  type?: string;
+  error?: { type: string };
+};
+
 async function meta(path: string, body: unknown, token = sim.token) {
   const res = await fetch(`${sim.url}/v0/meta/bases/${baseId}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Answer };
 }
 
 describe('POST /v0/meta/bases/{baseId}/tables and .../tables/{tableId}/fields', () => {
@@ -47,19 +62,19 @@ describe('POST /v0/meta/bases/{baseId}/tables and .../tables/{tableId}/fields', 
     });
     expect(status).toBe(200);
     expect(body.id).toMatch(/^tbl[A-Za-z0-9]{14}$/);
-    expect(body.primaryFieldId).toBe(body.fields[0].id);
-    expect(body.fields.map((f: { type: string }) => f.type)).toEqual([
+    expect(body.primaryFieldId).toBe(body.fields[0]?.id);
+    expect(body.fields.map((f) => f.type)).toEqual([
       'singleLineText',
       'currency',
       'checkbox',
       'singleSelect',
       'dateTime',
     ]);
-    expect(body.fields[3].options.choices[0]).toMatchObject({
+    expect(body.fields[3]?.options?.choices?.[0]).toMatchObject({
       id: expect.stringMatching(/^sel/),
       name: 'New',
     });
-    expect(body.fields[4].options).toMatchObject({
+    expect(body.fields[4]?.options).toMatchObject({
       dateFormat: { name: 'iso', format: 'YYYY-MM-DD' },
       timeFormat: { name: '24hour', format: 'HH:mm' },
       timeZone: 'utc',
