@@ -230,6 +230,8 @@ function fieldOptions(field: AirtableField, baseId: string): Record<string, unkn
       ? { currencyCode: currencyOf(field).code, currencyDigits: currencyOf(field).digits }
       : {}),
     ...(typeof o.precision === 'number' && type !== 'currency' ? { precision: o.precision } : {}),
+    // Airtable holds date-times to the millisecond.
+    ...(type === 'datetime' ? { datetimeDigits: 3 } : {}),
     ...(type === 'relations' && typeof o.linkedTableId === 'string'
       ? { references: airtableTableRemoteId(baseId, o.linkedTableId) }
       : {}),
