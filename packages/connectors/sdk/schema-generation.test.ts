@@ -106,6 +106,23 @@ describe('Airtable: createTables and addFields against the simulator', () => {
         ['On', 'checkbox'],
       ]);
       expect(made?.columns).toEqual([expect.objectContaining({ name: 'On', appType: 'checkbox' })]);
+      // A field that may be primary, not first: it is moved first; the answer keeps request order.
+      const [tasks] = await port.createTables({ apiKey: sim.token }, sim.crm?.baseId as string, [
+        {
+          name: 'Tasks',
+          columns: [
+            { name: 'Done', type: 'boolean' },
+            { name: 'Title', type: 'text' },
+          ],
+        },
+      ]);
+      const t2 = sim.state.table(sim.crm?.baseId as string, 'Tasks');
+      expect(t2.fields.map((f) => f.name)).toEqual(['Title', 'Done']);
+      expect(t2.primaryFieldId).toBe(t2.fields[0]?.id);
+      expect(tasks?.columns.map((c) => [c.name, c.appType, c.remoteId])).toEqual([
+        ['Done', 'checkbox', t2.fields[1]?.id],
+        ['Title', 'singleLineText', t2.fields[0]?.id],
+      ]);
     } finally {
       await sim.close();
     }
@@ -161,6 +178,15 @@ describe('Google Sheets: createTables and addFields against the simulator', () =
       expect(made?.name).toBe('Contacts');
       expect(second?.name).toBe('L'.repeat(100)); // sheet titles are at most 100 characters
       expect(second?.requestedName).toBe(long);
+      // Typed columns carry a number format below the header; text columns none.
+      const grid = sim.state.sheet(ss, 'Contacts');
+      const fmt = (name: string) =>
+        grid.rows[1]?.cells[contacts.columns.findIndex((c) => c.name === name)]?.fmt;
+      expect(fmt('Score')).toMatchObject({ type: 'NUMBER' });
+      expect(fmt('Price')).toMatchObject({ type: 'CURRENCY', pattern: '"€"#,##0.00' });
+      expect(fmt('Born')).toMatchObject({ type: 'DATE' });
+      expect(fmt('Seen at')).toMatchObject({ type: 'DATE_TIME' });
+      expect(fmt('Full name')).toBeUndefined();
       const tables = await port.discoverSchema(items, ss);
       const sheet = tables.find((t) => t.remoteId === made?.remoteId);
       expect(sheet?.fields.map((f) => f.name)).toEqual(contacts.columns.map((c) => c.name));

@@ -122,6 +122,31 @@ describe('POST /v0/meta/bases/{baseId}/tables and .../tables/{tableId}/fields', 
         },
         'INVALID_FIELD_TYPE_OPTIONS_FOR_CREATE',
       ],
+      [
+        '/tables',
+        {
+          name: 'Seven',
+          fields: [
+            ok,
+            {
+              name: 'd',
+              type: 'dateTime',
+              options: { dateFormat: { name: 'iso' }, timeFormat: { name: '24hour' } },
+            },
+          ],
+        },
+        'INVALID_FIELD_TYPE_OPTIONS_FOR_CREATE',
+      ],
+      [
+        '/tables',
+        { name: 'Eight', fields: [ok, { name: 'p', type: 'currency', options: { precision: 2 } }] },
+        'INVALID_FIELD_TYPE_OPTIONS_FOR_CREATE',
+      ],
+      [
+        '/tables',
+        { name: 'Nine', fields: [ok, { name: 's', type: 'singleSelect' }] },
+        'INVALID_FIELD_TYPE_OPTIONS_FOR_CREATE',
+      ],
     ];
     for (const [path, body, type] of cases) {
       const r = await meta(path, body);
