@@ -65,7 +65,7 @@ type CreatedColumn = { name: string; fieldType: string; renamedFrom?: string };
 
 describe('a PostgreSQL table generated into each SaaS sandbox, then a first sync', () => {
   for (const app of ['airtable', 'notion', 'google_sheets'] as const) {
-    it(`contacts -> ${app}: created, mapped, filled with no issue`, async () => {
+    it(`contacts -> ${app}: created, mapped, filled with no issue; then create-fields`, async () => {
       const core = await api('POST', '/rest/core-bases', { name: `contacts -> ${app}` });
       const pg = await api('POST', '/rest/demo-databases/demo_crm/connect');
       await api('POST', '/rest/external-bases', {
@@ -132,6 +132,25 @@ describe('a PostgreSQL table generated into each SaaS sandbox, then a first sync
       const [left, right] = [await readAll(core.id, 'left'), await readAll(core.id, 'right')];
       expect(left.length).toBe(rows[0].n);
       expect(right.length).toBe(left.length);
+
+      // create-fields: fields of another PostgreSQL table added to the new one; "created_at" is
+      // taken there, so it gets a suffix and says so.
+      const companies = full.leftExternalBase.externalTables.find(
+        (x: { name: string }) => x.name === 'companies',
+      );
+      const pick = (name: string) =>
+        companies.externalColumns.find((c: { name: string }) => c.name === name).id as string;
+      const appBaseId = full.rightExternalBase.id as string;
+      const added = await api('POST', `/rest/generate-schema/${appBaseId}/create-fields`, {
+        destTableId: made.created.externalTableId,
+        sourceColumnIds: [pick('employees'), pick('created_at')],
+      });
+      expect(added.columns.map((c: CreatedColumn) => [c.name, c.renamedFrom ?? null])).toEqual([
+        ['employees', null],
+        ['created_at 2', 'created_at'],
+      ]);
+      expect(added.columns.every((c: { externalColumnId: string }) => c.externalColumnId !== '')).toBe(true);
+      if (app !== 'google_sheets') expect(added.columns[0].fieldType).toBe('number');
     }, 180_000);
   }
 });
