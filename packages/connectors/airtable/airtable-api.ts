@@ -22,6 +22,7 @@ export const AIRTABLE_OAUTH_SCOPES = [
   'data.records:read',
   'data.records:write',
   'schema.bases:read',
+  'schema.bases:write',
   'webhook:manage',
 ] as const;
 

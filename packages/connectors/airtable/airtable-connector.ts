@@ -200,6 +200,12 @@ export function fromCanonical(field: AirtableField, value: CanonicalValue): unkn
   switch (canonicalType(field)) {
     case 'number':
       return Number(value);
+    case 'datetime': {
+      // Airtable keeps date-times to the millisecond: a finer fraction (PostgreSQL's microseconds)
+      // is cut, as the field declares (datetimeDigits 3), so the engine compares at that precision.
+      const d = new Date(String(value));
+      return Number.isNaN(d.getTime()) ? value : d.toISOString();
+    }
     case 'currency': {
       const { digits } = currencyOf(field);
       const minor =

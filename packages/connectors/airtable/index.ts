@@ -33,15 +33,18 @@ export {
 } from './airtable-connector';
 export {
   type AirtableItems,
+  type AirtableNewField,
   type AirtablePort,
   type AirtableSettings,
   type AirtableWebhook,
   airtableApiUrl,
   airtableDiscoveredTables,
+  airtableFieldFor,
   airtableSession,
   airtableTableRemoteId,
   airtableTokenItems,
   createAirtablePort,
   createAirtableRuntimeConnector,
   parseAirtableTableRemoteId,
+  planAirtableTable,
 } from './port';

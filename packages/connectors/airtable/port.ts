@@ -11,6 +11,14 @@
 import type pg from 'pg';
 import { ConnectorError, type ReadPage, type TableConnector, type WriteResult } from '../sdk/connector';
 import {
+  type CreatedSchemaField,
+  type CreatedSchemaTable,
+  CURRENCY_SYMBOLS,
+  nameAllocator,
+  type SchemaColumn,
+  type SchemaTable,
+} from '../sdk/schema-generation';
+import {
   AIRTABLE_API_URL,
   AIRTABLE_OAUTH_URL,
   type AirtableClientOptions,
@@ -222,6 +230,8 @@ function fieldOptions(field: AirtableField, baseId: string): Record<string, unkn
       ? { currencyCode: currencyOf(field).code, currencyDigits: currencyOf(field).digits }
       : {}),
     ...(typeof o.precision === 'number' && type !== 'currency' ? { precision: o.precision } : {}),
+    // Airtable holds date-times to the millisecond.
+    ...(type === 'datetime' ? { datetimeDigits: 3 } : {}),
     ...(type === 'relations' && typeof o.linkedTableId === 'string'
       ? { references: airtableTableRemoteId(baseId, o.linkedTableId) }
       : {}),
@@ -253,6 +263,103 @@ export function airtableDiscoveredTables(baseId: string, tables: AirtableTable[]
       ];
     }),
   }));
+}
+
+/** An Airtable field to create: its type and the options that type requires. */
+export type AirtableNewField = { name: string; type: string; options?: Record<string, unknown> };
+
+/**
+ * A canonical field as an Airtable field (the field model's write options): numbers keep the
+ * source's precision (8, Airtable's most, when unknown), currency its digits and symbol, dates ISO,
+ * date-times in UTC with a 24-hour clock, selects their choices, checkboxes a green check. Record
+ * links and JSON values are kept as long text (the linked table may not exist here).
+ */
+export function airtableFieldFor(column: SchemaColumn, name: string): AirtableNewField {
+  const o = column.options ?? {};
+  switch (column.type) {
+    case 'email':
+      return { name, type: 'email' };
+    case 'url':
+      return { name, type: 'url' };
+    case 'phone':
+      return { name, type: 'phoneNumber' };
+    case 'number':
+    case 'duration': {
+      const p = typeof o.precision === 'number' ? Math.max(0, Math.min(8, Math.trunc(o.precision))) : 8;
+      return { name, type: 'number', options: { precision: p } };
+    }
+    case 'currency': {
+      const digits = typeof o.currencyDigits === 'number' ? Math.trunc(o.currencyDigits) : 2;
+      const symbol = CURRENCY_SYMBOLS[(o.currencyCode ?? 'USD').toUpperCase()] ?? '$';
+      return { name, type: 'currency', options: { precision: Math.max(0, Math.min(7, digits)), symbol } };
+    }
+    case 'boolean':
+      return { name, type: 'checkbox', options: { icon: 'check', color: 'greenBright' } };
+    case 'single_select':
+    case 'multi_select': {
+      const names = [...new Set((o.choices ?? []).map((c) => c.trim()).filter(Boolean))];
+      return {
+        name,
+        type: column.type === 'single_select' ? 'singleSelect' : 'multipleSelects',
+        options: { choices: names.map((n) => ({ name: n })) },
+      };
+    }
+    case 'date':
+      return { name, type: 'date', options: { dateFormat: { name: 'iso' } } };
+    case 'datetime':
+      return {
+        name,
+        type: 'dateTime',
+        options: { dateFormat: { name: 'iso' }, timeFormat: { name: '24hour' }, timeZone: 'utc' },
+      };
+    case 'attachments':
+      return { name, type: 'multipleAttachments' };
+    case 'rich_text':
+    case 'json':
+    case 'relations':
+      return { name, type: 'multilineText' };
+    default:
+      return { name, type: 'singleLineText' };
+  }
+}
+
+/** Field types Airtable takes for a table's primary field (of those Lockstep creates). */
+const PRIMARY_TYPES = new Set([
+  'singleLineText',
+  'multilineText',
+  'email',
+  'url',
+  'phoneNumber',
+  'number',
+  'currency',
+  'date',
+  'dateTime',
+]);
+
+/** Airtable compares table and field names case-insensitively; a name has no other documented rule here. */
+const AIRTABLE_NAMES = { caseInsensitive: true } as const;
+
+/**
+ * The create-table request for a canonical table: fields named validly and uniquely, the first
+ * field that can be primary moved first (a "Name" text field added when none can). `order[i]` is
+ * where request field i came from (-1: the added primary field).
+ */
+export function planAirtableTable(table: SchemaTable, takenTableNames: string[]) {
+  const tableName = nameAllocator(AIRTABLE_NAMES, takenTableNames)(table.name, 'Table');
+  const next = nameAllocator(AIRTABLE_NAMES);
+  const fields = table.columns.map((c, i) => airtableFieldFor(c, next(c.name, `Field ${i + 1}`)));
+  const order = fields.map((_, i) => i);
+  const primary = fields.findIndex((f) => PRIMARY_TYPES.has(f.type));
+  if (primary > 0) {
+    order.splice(primary, 1);
+    order.unshift(primary);
+  } else if (primary < 0) {
+    order.unshift(-1);
+  }
+  const request = order.map((i) =>
+    i < 0 ? { name: next('Name', 'Name'), type: 'singleLineText' } : (fields[i] as AirtableNewField),
+  );
+  return { name: tableName, fields: request, order };
 }
 
 export function createAirtablePort(settings: AirtableSettings = {}) {
@@ -332,6 +439,73 @@ export function createAirtablePort(settings: AirtableSettings = {}) {
         expirationTime: body.expirationTime,
         notificationUrl,
       };
+    },
+    /**
+     * Schema generation: each table made with POST /v0/meta/bases/{baseId}/tables (schema.bases:write),
+     * its fields in Airtable's types; names Airtable would refuse or that are taken are changed.
+     */
+    async createTables(
+      items: AirtableItems,
+      baseId: string,
+      tables: SchemaTable[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaTable[]> {
+      const client = clientFor(settings, items, save);
+      const path = `/v0/meta/bases/${encodeURIComponent(baseId)}/tables`;
+      const existing = (await client.request<{ tables: AirtableTable[] }>({ method: 'GET', path })).body
+        .tables;
+      const taken = existing.map((t) => t.name);
+      const out: CreatedSchemaTable[] = [];
+      for (const table of tables) {
+        const plan = planAirtableTable(table, taken);
+        taken.push(plan.name);
+        const { body } = await client.request<AirtableTable>({
+          method: 'POST',
+          path,
+          body: { name: plan.name, fields: plan.fields },
+        });
+        const columns: CreatedSchemaField[] = table.columns.map((c, i) => {
+          const f = body.fields[plan.order.indexOf(i)] as AirtableField;
+          return { remoteId: f.id, name: f.name, requestedName: c.name, appType: f.type };
+        });
+        out.push({
+          remoteId: airtableTableRemoteId(baseId, body.id),
+          name: body.name,
+          requestedName: table.name,
+          columns,
+        });
+      }
+      return out;
+    },
+    /** Fields added to a table, one POST .../tables/{tableId}/fields each; taken names get a suffix. */
+    async addFields(
+      items: AirtableItems,
+      tableRemoteId: string,
+      columns: SchemaColumn[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaField[]> {
+      const { baseId, tableId } = parseAirtableTableRemoteId(tableRemoteId);
+      const client = clientFor(settings, items, save);
+      const path = `/v0/meta/bases/${encodeURIComponent(baseId)}/tables`;
+      const table = (
+        await client.request<{ tables: AirtableTable[] }>({ method: 'GET', path })
+      ).body.tables.find((t) => t.id === tableId);
+      if (!table)
+        throw new ConnectorError('not_found', `no table ${tableId}`, 'This Airtable table no longer exists.');
+      const next = nameAllocator(
+        AIRTABLE_NAMES,
+        table.fields.map((f) => f.name),
+      );
+      const out: CreatedSchemaField[] = [];
+      for (const [i, c] of columns.entries()) {
+        const { body } = await client.request<AirtableField>({
+          method: 'POST',
+          path: `${path}/${encodeURIComponent(tableId)}/fields`,
+          body: airtableFieldFor(c, next(c.name, `Field ${i + 1}`)),
+        });
+        out.push({ remoteId: body.id, name: body.name, requestedName: c.name, appType: body.type });
+      }
+      return out;
     },
     async discoverSchema(items: AirtableItems, baseId: string, save?: SaveItems) {
       const client = clientFor(settings, items, save);

@@ -140,6 +140,12 @@ export type GoogleSheetsConnector = TableConnector & {
   listSpreadsheets(): Promise<{ id: string; name: string }[]>;
   /** Fails with auth_invalid / permission_denied / not_found when the spreadsheet is unreachable. */
   check(): Promise<void>;
+  /** A Sheets API call on this spreadsheet (path after /v4/spreadsheets/{id}), with the connector's quota and retries. */
+  request<T>(
+    method: string,
+    path: string,
+    extra?: { query?: Record<string, string>; body?: unknown },
+  ): Promise<T>;
   stats: { requests: number; retries: number };
 };
 
@@ -1553,6 +1559,11 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     async check() {
       await loadSpreadsheet(true);
     },
+    request: <T>(
+      method: string,
+      path: string,
+      extra: { query?: Record<string, string>; body?: unknown } = {},
+    ) => api<T>(method, path, extra),
     async discover() {
       const ss = await loadSpreadsheet(true);
       const out = [];

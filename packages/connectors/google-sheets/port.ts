@@ -17,6 +17,14 @@ import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError, type ReadPage, type TableConnector, type WriteResult } from '../sdk/connector';
 import { type RateLimitPolicy, rateLimitStoreCache } from '../sdk/rate-limiter';
 import {
+  type CreatedSchemaField,
+  type CreatedSchemaTable,
+  nameAllocator,
+  type SchemaColumn,
+  type SchemaTable,
+} from '../sdk/schema-generation';
+import {
+  columnLetter,
   createGoogleSheetsConnector,
   GOOGLE_SHEETS_BATCH_SIZE,
   GOOGLE_SHEETS_RATE_LIMIT,
@@ -156,6 +164,88 @@ async function googleAccountEmail(settings: GoogleSheetsSettings, items: GoogleS
   }
 }
 
+/** Sheet titles: at most 100 characters, unique in the spreadsheet regardless of case. */
+const SHEET_TITLES = { maxLength: 100, caseInsensitive: true } as const;
+/** Header cells: unique in the sheet (the header names the fields), never empty. */
+const HEADER_NAMES = {} as const;
+
+/**
+ * How a canonical type is carried in a sheet, where a column has no type of its own: a number
+ * format on the column below the header (numbers, currency with its digits, dates, date-times).
+ * Other types are plain cells (no data validation is set: Lockstep writes booleans and options as
+ * values, and discovery infers the types from them).
+ */
+export function sheetColumnFormat(column: SchemaColumn): Record<string, unknown>[] {
+  const o = column.options ?? {};
+  const format = (numberFormat: Record<string, unknown>) => [
+    { cell: { userEnteredFormat: { numberFormat } }, fields: 'userEnteredFormat.numberFormat' },
+  ];
+  switch (column.type) {
+    case 'number':
+    case 'duration':
+      return format({ type: 'NUMBER', pattern: '0.########' });
+    case 'currency': {
+      const digits = Math.max(0, Math.min(6, Math.trunc(o.currencyDigits ?? 2)));
+      const code = (o.currencyCode ?? 'USD').toUpperCase();
+      const symbol = code === 'USD' ? '$' : code === 'EUR' ? '€' : code === 'GBP' ? '£' : `[$${code}] `;
+      return format({
+        type: 'CURRENCY',
+        pattern: `"${symbol}"#,##0${digits > 0 ? `.${'0'.repeat(digits)}` : ''}`,
+      });
+    }
+    case 'date':
+      return format({ type: 'DATE', pattern: 'yyyy-mm-dd' });
+    case 'datetime':
+      return format({ type: 'DATE_TIME', pattern: 'yyyy-mm-dd hh:mm:ss' });
+    default:
+      return [];
+  }
+}
+
+/**
+ * Schema generation in one spreadsheet: a sheet per table (batchUpdate addSheet) with its header
+ * row (values.update, RAW), or header cells added after the last one of an existing sheet; typed
+ * columns get their number formats (batchUpdate repeatCell below the header).
+ */
+async function writeHeaders(
+  c: GoogleSheetsConnector,
+  title: string,
+  sheetId: number,
+  startColumn: number,
+  columns: SchemaColumn[],
+  names: string[],
+) {
+  if (names.length === 0) return;
+  const first = columnLetter(startColumn);
+  const last = columnLetter(startColumn + names.length - 1);
+  await c.request(
+    'PUT',
+    `/values/${encodeURIComponent(`'${title.replaceAll("'", "''")}'!${first}1:${last}1`)}`,
+    {
+      query: { valueInputOption: 'RAW' },
+      body: {
+        range: `'${title.replaceAll("'", "''")}'!${first}1:${last}1`,
+        majorDimension: 'ROWS',
+        values: [names],
+      },
+    },
+  );
+  const requests = columns.flatMap((col, i) =>
+    sheetColumnFormat(col).map((r) => ({
+      repeatCell: {
+        range: {
+          sheetId,
+          startRowIndex: 1,
+          startColumnIndex: startColumn + i,
+          endColumnIndex: startColumn + i + 1,
+        },
+        ...r,
+      },
+    })),
+  );
+  if (requests.length > 0) await c.request('POST', ':batchUpdate', { body: { requests } });
+}
+
 export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
   // A person is waiting: few attempts.
   const interactive = { maxAttempts: 3, ...settings.http };
@@ -235,6 +325,111 @@ export function createGoogleSheetsPort(settings: GoogleSheetsSettings = {}) {
       const session: GoogleSession = { items, ...(save ? { save } : {}) };
       const files = await connectorFor(settings, session, '', interactive).listSpreadsheets();
       return files.map((f) => ({ remoteId: f.id, name: f.name }));
+    },
+    /** Schema generation: a sheet per table with a header row, typed columns formatted. */
+    async createTables(
+      items: GoogleSheetsItems,
+      spreadsheetId: string,
+      tables: SchemaTable[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaTable[]> {
+      const session: GoogleSession = { items, ...(save ? { save } : {}) };
+      const c = connectorFor(settings, session, spreadsheetId, interactive);
+      const existing = await c.request<{ sheets?: { properties: { title: string } }[] }>('GET', '', {
+        query: { fields: 'sheets.properties(sheetId,title)' },
+      });
+      const nextTitle = nameAllocator(
+        SHEET_TITLES,
+        (existing.sheets ?? []).map((x) => x.properties.title),
+      );
+      const out: CreatedSchemaTable[] = [];
+      for (const table of tables) {
+        const title = nextTitle(table.name, 'Sheet');
+        const nextHeader = nameAllocator(HEADER_NAMES);
+        const names = table.columns.map((col, i) => nextHeader(col.name, `Field ${i + 1}`));
+        const res = await c.request<{
+          replies: { addSheet: { properties: { sheetId: number; title: string } } }[];
+        }>('POST', ':batchUpdate', {
+          body: {
+            requests: [
+              {
+                addSheet: {
+                  properties: {
+                    title,
+                    gridProperties: {
+                      rowCount: 1000,
+                      columnCount: Math.max(26, names.length),
+                      frozenRowCount: 1,
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        });
+        const props = res.replies[0]?.addSheet.properties;
+        if (!props)
+          throw new ConnectorError(
+            'validation',
+            'addSheet gave no sheet',
+            'Google Sheets did not add the sheet.',
+          );
+        await writeHeaders(c, props.title, props.sheetId, 0, table.columns, names);
+        out.push({
+          remoteId: sheetRemoteId(spreadsheetId, String(props.sheetId)),
+          name: props.title,
+          requestedName: table.name,
+          columns: table.columns.map((col, i) => ({
+            remoteId: names[i] as string,
+            name: names[i] as string,
+            requestedName: col.name,
+            appType: sheetColumnFormat(col).length > 0 ? col.type : 'text',
+          })),
+        });
+      }
+      return out;
+    },
+    /** Header cells added after the sheet's last header (the grid widened when it is too narrow). */
+    async addFields(
+      items: GoogleSheetsItems,
+      tableRemoteId: string,
+      columns: SchemaColumn[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaField[]> {
+      const { spreadsheetId, sheetId } = parseSheetRemoteId(tableRemoteId);
+      const session: GoogleSession = { items, ...(save ? { save } : {}) };
+      const c = connectorFor(settings, session, spreadsheetId, interactive);
+      const ss = await c.request<{
+        sheets?: {
+          properties: { sheetId: number; title: string; gridProperties?: { columnCount?: number } };
+        }[];
+      }>('GET', '', { query: { fields: 'sheets.properties(sheetId,title,gridProperties)' } });
+      const sheet = (ss.sheets ?? []).find((x) => String(x.properties.sheetId) === sheetId)?.properties;
+      if (!sheet)
+        throw new ConnectorError('not_found', `no sheet ${sheetId}`, 'This sheet no longer exists.');
+      const header = await c.request<{ values?: string[][] }>(
+        'GET',
+        `/values/${encodeURIComponent(`'${sheet.title.replaceAll("'", "''")}'!1:1`)}`,
+      );
+      const row = (header.values?.[0] ?? []).map(String);
+      let used = row.length;
+      while (used > 0 && (row[used - 1] ?? '').trim() === '') used--;
+      const next = nameAllocator(HEADER_NAMES, row.map((h) => h.trim()).filter(Boolean));
+      const names = columns.map((col, i) => next(col.name, `Field ${used + i + 1}`));
+      const needed = used + names.length - (sheet.gridProperties?.columnCount ?? 26);
+      if (needed > 0)
+        await c.request('POST', ':batchUpdate', {
+          body: {
+            requests: [{ appendDimension: { sheetId: sheet.sheetId, dimension: 'COLUMNS', length: needed } }],
+          },
+        });
+      await writeHeaders(c, sheet.title, sheet.sheetId, used, columns, names);
+      return columns.map((col, i) => ({
+        remoteId: names[i] as string,
+        name: names[i] as string,
+        requestedName: col.name,
+        appType: sheetColumnFormat(col).length > 0 ? col.type : 'text',
+      }));
     },
     /** The spreadsheet's sheets; each sheet's header row names its fields (types inferred from cells). */
     async discoverSchema(items: GoogleSheetsItems, spreadsheetId: string, save?: SaveItems) {

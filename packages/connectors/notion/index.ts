@@ -28,6 +28,9 @@ export {
   type NotionSettings,
   notionApiUrl,
   notionDiscoveredTable,
+  notionOptionNames,
+  notionPropertyFor,
+  planNotionDataSource,
 } from './port';
 export {
   markdownToRichText,

@@ -11,10 +11,18 @@
  * data source id. The rate limit (3 requests per second per integration) is shared between worker
  * processes through PostgreSQL when a pool is given.
  */
+
 import type pg from 'pg';
 import { type ApiUrlSettings, resolveApiUrl } from '../sdk/api-url';
 import { ConnectorError, type TableConnector } from '../sdk/connector';
 import { type RateLimitPolicy, rateLimitStoreCache } from '../sdk/rate-limiter';
+import {
+  type CreatedSchemaField,
+  type CreatedSchemaTable,
+  nameAllocator,
+  type SchemaColumn,
+  type SchemaTable,
+} from '../sdk/schema-generation';
 import {
   createNotionConnector,
   NOTION_API_VERSION,
@@ -225,6 +233,92 @@ export function notionDiscoveredTable(table: NotionTable) {
   };
 }
 
+/** Notion's number formats for the currencies Lockstep names (others: a plain number). */
+const NOTION_CURRENCY_FORMATS: Record<string, string> = {
+  USD: 'dollar',
+  EUR: 'euro',
+  GBP: 'pound',
+  JPY: 'yen',
+  CHF: 'franc',
+  CAD: 'canadian_dollar',
+  AUD: 'australian_dollar',
+};
+
+/**
+ * A select option name as Notion takes it: no commas (Notion refuses them in option names), at most
+ * 100 characters, trimmed; empty and repeated names dropped.
+ */
+export function notionOptionNames(choices: string[]): string[] {
+  const next = nameAllocator({ maxLength: 100, forbidden: /,/g, replacement: ' ' });
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const c of choices) {
+    if (c.trim() === '') continue;
+    const n = next(c, 'Option');
+    if (!seen.has(n)) out.push(n);
+    seen.add(n);
+  }
+  return out;
+}
+
+/**
+ * A canonical field as a Notion property schema (request shape): text as rich text, numbers and
+ * durations as numbers (currency with its currency format), booleans as checkboxes, dates and
+ * date-times as dates, selects with their options, attachments as files; links and JSON as rich
+ * text (the linked data source may not exist in this database).
+ */
+export function notionPropertyFor(column: SchemaColumn): Record<string, unknown> {
+  const o = column.options ?? {};
+  switch (column.type) {
+    case 'email':
+      return { email: {} };
+    case 'url':
+      return { url: {} };
+    case 'phone':
+      return { phone_number: {} };
+    case 'number':
+    case 'duration':
+      return { number: { format: 'number' } };
+    case 'currency':
+      return {
+        number: { format: NOTION_CURRENCY_FORMATS[(o.currencyCode ?? 'USD').toUpperCase()] ?? 'number' },
+      };
+    case 'boolean':
+      return { checkbox: {} };
+    case 'single_select':
+      return { select: { options: notionOptionNames(o.choices ?? []).map((name) => ({ name })) } };
+    case 'multi_select':
+      return { multi_select: { options: notionOptionNames(o.choices ?? []).map((name) => ({ name })) } };
+    case 'date':
+    case 'datetime':
+      return { date: {} };
+    case 'attachments':
+      return { files: {} };
+    default:
+      return { rich_text: {} };
+  }
+}
+
+/** Notion property names in one data source: unique, never empty. */
+const NOTION_NAMES = {} as const;
+
+/**
+ * The create-data-source request for a canonical table: exactly one title property (the first
+ * plain text field, else a new "Name"), the others typed, names unique. `titleIndex` is the column
+ * that became the title (-1: an added one).
+ */
+export function planNotionDataSource(table: SchemaTable) {
+  const next = nameAllocator(NOTION_NAMES);
+  const names = table.columns.map((c, i) => next(c.name, `Field ${i + 1}`));
+  const titleIndex = table.columns.findIndex((c) => c.type === 'text');
+  const properties: Record<string, Record<string, unknown>> = {};
+  if (titleIndex < 0) properties[next('Name', 'Name')] = { title: {} };
+  table.columns.forEach((c, i) => {
+    properties[names[i] as string] = i === titleIndex ? { title: {} } : notionPropertyFor(c);
+  });
+  return { names, titleIndex, properties };
+}
+
 export function createNotionPort(settings: NotionSettings = {}) {
   // A person is waiting: a 429 is not slept through for long.
   const interactive = { maxRetryAfterMs: 5_000, maxAttempts: 3, ...settings.http };
@@ -283,6 +377,83 @@ export function createNotionPort(settings: NotionSettings = {}) {
         bases.set(id, [...(bases.get(id) ?? []), ds.name || 'Untitled']);
       }
       return [...bases].map(([remoteId, names]) => ({ remoteId, name: names.join(' / ') }));
+    },
+    /**
+     * Schema generation: each table a new data source of the database (POST /v1/data_sources,
+     * API 2025-09-03), its title named after the table; properties in Notion's types.
+     */
+    async createTables(
+      items: NotionItems,
+      databaseId: string,
+      tables: SchemaTable[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaTable[]> {
+      const c = connectorFor(settings, items, interactive, save);
+      const out: CreatedSchemaTable[] = [];
+      for (const table of tables) {
+        const plan = planNotionDataSource(table);
+        const name = table.name.trim() || 'Untitled';
+        const { body } = await c.http.request<{
+          id: string;
+          properties: Record<string, { id: string; type: string }>;
+        }>({
+          method: 'POST',
+          path: '/v1/data_sources',
+          body: {
+            parent: { type: 'database_id', database_id: databaseId },
+            title: [{ type: 'text', text: { content: name } }],
+            properties: plan.properties,
+          },
+        });
+        const columns: CreatedSchemaField[] = table.columns.map((col, i) => {
+          const n = plan.names[i] as string;
+          const p = body.properties[n];
+          if (!p)
+            throw new ConnectorError(
+              'validation',
+              `property ${n} missing after create`,
+              `Notion did not create the property "${n}".`,
+            );
+          return { remoteId: p.id, name: n, requestedName: col.name, appType: p.type };
+        });
+        out.push({ remoteId: body.id, name, requestedName: table.name, columns });
+      }
+      return out;
+    },
+    /** Properties added to a data source (PATCH /v1/data_sources/{id}); taken names get a suffix. */
+    async addFields(
+      items: NotionItems,
+      dataSourceId: string,
+      columns: SchemaColumn[],
+      save?: SaveItems,
+    ): Promise<CreatedSchemaField[]> {
+      const c = connectorFor(settings, items, interactive, save);
+      const { body: current } = await c.http.request<{ properties: Record<string, { id: string }> }>({
+        method: 'GET',
+        path: `/v1/data_sources/${encodeURIComponent(dataSourceId)}`,
+      });
+      const next = nameAllocator(NOTION_NAMES, Object.keys(current.properties));
+      const names = columns.map((col, i) => next(col.name, `Field ${i + 1}`));
+      const properties: Record<string, unknown> = {};
+      columns.forEach((col, i) => {
+        properties[names[i] as string] = notionPropertyFor(col);
+      });
+      const { body } = await c.http.request<{ properties: Record<string, { id: string; type: string }> }>({
+        method: 'PATCH',
+        path: `/v1/data_sources/${encodeURIComponent(dataSourceId)}`,
+        body: { properties },
+      });
+      return columns.map((col, i) => {
+        const n = names[i] as string;
+        const p = body.properties[n];
+        if (!p)
+          throw new ConnectorError(
+            'validation',
+            `property ${n} missing after update`,
+            `Notion did not add the property "${n}".`,
+          );
+        return { remoteId: p.id, name: n, requestedName: col.name, appType: p.type };
+      });
     },
     /** A database's data sources, each a table. */
     async discoverSchema(items: NotionItems, databaseId: string, save?: SaveItems) {

@@ -204,12 +204,16 @@ export const CreatedColumn = z.object({
   externalColumnId: z.string(),
   name: z.string(),
   fieldType: z.string(),
+  /** Present when the app could not take the source's name (too long, a forbidden character, taken): that name. */
+  renamedFrom: z.string().optional(),
 });
 export const CreatedTable = z.object({
   sourceTableId: z.string(),
   externalTableId: z.string(),
   remoteId: z.string(),
   name: z.string(),
+  /** Present when the app could not take the source table's name: that name. */
+  renamedFrom: z.string().optional(),
   columns: z.array(CreatedColumn),
 });
 

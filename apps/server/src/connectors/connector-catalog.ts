@@ -94,7 +94,7 @@ const CATALOG: Entry[] = [
         item('apiKey', 'Personal access token', 'password', {
           optional: true,
           placeholder: 'pat…',
-          help: 'Instead of signing in with Airtable: a token from airtable.com/create/tokens with the scopes data.records:read, data.records:write and schema.bases:read, and access to your bases.',
+          help: 'Instead of signing in with Airtable: a token from airtable.com/create/tokens with the scopes data.records:read, data.records:write and schema.bases:read (and schema.bases:write to let Lockstep create tables and fields), and access to your bases.',
         }),
       ],
     },

@@ -1,3 +1,4 @@
+import type { CreatedSchemaField, CreatedSchemaTable, SchemaColumn, SchemaTable } from '@lockstep/connectors';
 import type { ConnectorType } from '@lockstep/contract';
 
 /** What the REST layer needs from a connector to connect an app and learn its schema. */
@@ -86,6 +87,24 @@ export type ConnectorPort = {
     secrets: Record<string, string>,
     baseRemoteId: string,
   ): Promise<{ siteId: string; publishedTo: string[]; queuedAt: string }>;
+  /**
+   * Schema generation into an app (Airtable, Notion, Google Sheets): new tables in a base, with
+   * fields in the app's own types; names the app refuses or that are taken are changed (each
+   * created field says the name it was asked for).
+   */
+  createTables?(
+    secrets: Record<string, string>,
+    baseRemoteId: string,
+    tables: SchemaTable[],
+    context?: PortCallContext,
+  ): Promise<CreatedSchemaTable[]>;
+  /** Schema generation: fields added to one table (by its remote id), in request order. */
+  addFields?(
+    secrets: Record<string, string>,
+    tableRemoteId: string,
+    columns: SchemaColumn[],
+    context?: PortCallContext,
+  ): Promise<CreatedSchemaField[]>;
   exchangeOAuthCode?(input: {
     code: string;
     codeVerifier: string;

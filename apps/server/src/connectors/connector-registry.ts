@@ -65,6 +65,36 @@ type AppPort = {
   ): Promise<Record<string, string>>;
 };
 
+/** The schema-generation calls of an app port that has them, guarded. */
+type SchemaPort = {
+  createTables(
+    secrets: Record<string, string>,
+    base: string,
+    tables: Parameters<NonNullable<ConnectorPort['createTables']>>[2],
+    save?: Save,
+  ): ReturnType<NonNullable<ConnectorPort['createTables']>>;
+  addFields(
+    secrets: Record<string, string>,
+    table: string,
+    columns: Parameters<NonNullable<ConnectorPort['addFields']>>[2],
+    save?: Save,
+  ): ReturnType<NonNullable<ConnectorPort['addFields']>>;
+};
+const schemaCalls = (port: SchemaPort) => ({
+  createTables: (
+    secrets: Record<string, string>,
+    base: string,
+    tables: Parameters<SchemaPort['createTables']>[2],
+    context?: PortCallContext,
+  ) => guarded(() => port.createTables(secrets, base, tables, context?.saveItems)),
+  addFields: (
+    secrets: Record<string, string>,
+    table: string,
+    columns: Parameters<SchemaPort['addFields']>[2],
+    context?: PortCallContext,
+  ) => guarded(() => port.addFields(secrets, table, columns, context?.saveItems)),
+});
+
 /** An app port's calls as the registry offers them: guarded, renewed tokens saved on the connection. */
 const appCalls = (port: AppPort) => ({
   check: (secrets: Record<string, string>, context?: PortCallContext) =>
@@ -167,6 +197,7 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
       ),
     type: 'airtable',
     ...appCalls(port),
+    ...schemaCalls(port),
     signInConfigured: Boolean(settings.clientId),
     authorizeUrl: (input) => {
       try {
@@ -406,6 +437,7 @@ const notion = (settings: NotionSettings): ConnectorPort => {
   return {
     type: 'notion',
     ...appCalls(port),
+    ...schemaCalls(port),
     signInConfigured: Boolean(settings.clientId),
     // Notion's public integrations take no PKCE: the code challenge is not sent (the state is).
     authorizeUrl: (input) => {
@@ -428,6 +460,7 @@ const googleSheets = (settings: GoogleSheetsSettings): ConnectorPort => {
   return {
     type: 'google_sheets',
     ...appCalls(port),
+    ...schemaCalls(port),
     signInConfigured: Boolean(settings.clientId),
     authorizeUrl: (input) => {
       if (!settings.clientId)

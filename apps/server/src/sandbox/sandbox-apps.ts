@@ -277,7 +277,13 @@ export async function startSandboxApps(
         const token = `patSandbox${randomBytes(7).toString('hex')}.${randomBytes(24).toString('hex')}`;
         airtable.state.tokens.add({
           token,
-          scopes: ['data.records:read', 'data.records:write', 'schema.bases:read', 'webhook:manage'],
+          scopes: [
+            'data.records:read',
+            'data.records:write',
+            'schema.bases:read',
+            'schema.bases:write',
+            'webhook:manage',
+          ],
           bases: [crm.baseId],
           kind: 'pat',
           userId: airtable.state.userId,

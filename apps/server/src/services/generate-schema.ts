@@ -90,9 +90,10 @@ export async function planCreateTables(
 }
 
 /**
- * Tables of the sync's other app created in this app (PostgreSQL, Supabase), with their fields typed
- * from the canonical types and an identity primary key, all in one transaction; the new schema is
- * stored right away. Shared by create-tables, its async twin (a job) and the setup routes.
+ * Tables of the sync's other app created in this app, with their fields typed from the canonical
+ * types: PostgreSQL and Supabase with an identity primary key, all in one transaction; Airtable,
+ * Notion and Google Sheets through their APIs, in their own types (a name the app refuses or that
+ * is taken is changed, and `renamedFrom` says so). The new schema is stored right away. Shared by create-tables, its async twin (a job) and the setup routes.
  */
 export async function createTablesFromSource(
   ctx: AppContext,
@@ -100,17 +101,26 @@ export async function createTablesFromSource(
   externalBaseId: string,
   sourceTableIds: string[],
 ): Promise<CreateTablesResponse> {
-  const { dest, items, schema, plan } = await planCreateTables(
+  const { dest, items, schema, plan, app } = await planCreateTables(
     ctx,
     principal,
     externalBaseId,
     sourceTableIds,
   );
-  const created = await createTables(
-    items,
-    schema,
-    plan.map((p) => ({ name: p.table.name, columns: p.kept.map((k) => k.column) })),
-  ).catch(schemaError);
+  const tables = plan.map((p) => ({ name: p.table.name, columns: p.kept.map((k) => k.column) }));
+  // A database names columns by name (its remote id); an app gives each field an id of its own.
+  const created = app
+    ? await app.createTables(tables)
+    : (await createTables(items, schema, tables).catch(schemaError)).map((c, i) => ({
+        remoteId: c.remoteId,
+        name: c.name,
+        requestedName: tables[i]?.name ?? c.name,
+        columns: c.columns.map((col, j) => ({
+          remoteId: col.name,
+          name: col.name,
+          requestedName: tables[i]?.columns[j]?.name ?? col.name,
+        })),
+      }));
   await refreshExternalSchema(ctx, dest);
   const stored = await ctx.db
     .selectFrom('external_table')
@@ -144,13 +154,17 @@ export async function createTablesFromSource(
         externalTableId: table.id,
         remoteId: c.remoteId,
         name: c.name,
+        ...(c.name !== c.requestedName ? { renamedFrom: c.requestedName } : {}),
         columns: c.columns.map((col, j) => {
-          const s = storedColumns.find((x) => x.external_table_id === table.id && x.remote_id === col.name);
+          const s = storedColumns.find(
+            (x) => x.external_table_id === table.id && x.remote_id === col.remoteId,
+          );
           return {
             sourceColumnId: (p.kept[j] as (typeof p.kept)[number]).source.id,
             externalColumnId: s?.id ?? '',
             name: col.name,
             fieldType: s?.field_type ?? '',
+            ...(col.name !== col.requestedName ? { renamedFrom: col.requestedName } : {}),
           };
         }),
       };

@@ -78,3 +78,14 @@ export function shadowRows(sync: CoreBase, shadow: Record<string, unknown>): Sha
       : { key, label: pairs.get(key) ?? key, left: value, right: value, single: true },
   );
 }
+
+/**
+ * Schema generation's names an app could not take (too long, a forbidden character, taken): a
+ * sentence listing them as "asked → made", or '' when none changed.
+ */
+export function renamedNote(items: { name: string; renamedFrom?: string }[]): string {
+  const renamed = items.filter((i) => i.renamedFrom !== undefined && i.renamedFrom !== i.name);
+  return renamed.length === 0
+    ? ''
+    : ` Renamed: ${renamed.map((i) => `${i.renamedFrom} → ${i.name}`).join(', ')}.`;
+}

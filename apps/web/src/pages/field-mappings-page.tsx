@@ -25,6 +25,7 @@ import { SyncNav } from '../components/sync-nav';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
 import { useDevFlag } from '../lib/queries';
+import { renamedNote } from '../lib/schema-names';
 import {
   type Column,
   type Table as ExternalTableInfo,
@@ -90,7 +91,9 @@ function Compatibility({
   );
 }
 
-type CreatedColumns = { columns: { sourceColumnId: string; externalColumnId: string; name: string }[] };
+type CreatedColumns = {
+  columns: { sourceColumnId: string; externalColumnId: string; name: string; renamedFrom?: string }[];
+};
 
 /**
  * Fields of one side with no partner on the other: schema generation creates them there (same
@@ -127,7 +130,7 @@ function MissingFields({
       await invalidate(sync.id);
       onCreated(r.columns);
       showSuccess(
-        `${r.columns.length} field${r.columns.length === 1 ? '' : 's'} created in ${other?.name} and paired.`,
+        `${r.columns.length} field${r.columns.length === 1 ? '' : 's'} created in ${other?.name} and paired.${renamedNote(r.columns)}`,
       );
     },
     onError: (e) => showError(e, `Could not create the fields in ${other?.name}`),

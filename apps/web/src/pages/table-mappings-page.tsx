@@ -8,6 +8,7 @@ import { ErrorAlert } from '../components/error-alert';
 import { SyncNav } from '../components/sync-nav';
 import { api } from '../lib/api';
 import { showError, showSuccess } from '../lib/notify';
+import { renamedNote } from '../lib/schema-names';
 import { DIRECTION_LABEL, saveMappings, tableOf, toMappingInput, useCoreBase } from '../lib/sync-queries';
 
 function columnName(sync: CoreBase, columnId: string | null): string | null {
@@ -92,7 +93,8 @@ type CreatedTables = {
     sourceTableId: string;
     externalTableId: string;
     name: string;
-    columns: { sourceColumnId: string; externalColumnId: string }[];
+    renamedFrom?: string;
+    columns: { sourceColumnId: string; externalColumnId: string; name: string; renamedFrom?: string }[];
   }[];
 };
 
@@ -138,11 +140,12 @@ function UnpairedTables({ sync }: { sync: CoreBase }) {
         saved: await saveMappings(sync.id, [...sync.mappings.tableMappings.map(toMappingInput), mapping]),
         name: t.name,
         dest: dest?.name,
+        note: renamedNote([t, ...t.columns]),
       };
     },
-    onSuccess: ({ saved, name, dest }) => {
+    onSuccess: ({ saved, name, dest, note }) => {
       client.setQueryData(['core-base', sync.id], saved);
-      showSuccess(`${name} was created in ${dest} and mapped.`);
+      showSuccess(`${name} was created in ${dest} and mapped.${note}`);
     },
     onError: (e) => showError(e, 'Could not create the table'),
   });

@@ -273,6 +273,55 @@ export type AirtableSimulatorOptions = {
   fetch?: typeof fetch;
 };
 
+/** Types create field and create table take here (Airtable's computed types are not created by API here). */
+const CREATABLE_TYPES: ReadonlySet<FieldType> = new Set<FieldType>([
+  'singleLineText',
+  'multilineText',
+  'email',
+  'url',
+  'phoneNumber',
+  'number',
+  'currency',
+  'percent',
+  'checkbox',
+  'singleSelect',
+  'multipleSelects',
+  'date',
+  'dateTime',
+  'multipleAttachments',
+]);
+
+/** Types a table's primary field may have (of those created here). */
+const PRIMARY_FIELD_TYPES: ReadonlySet<FieldType> = new Set<FieldType>([
+  'singleLineText',
+  'multilineText',
+  'email',
+  'url',
+  'phoneNumber',
+  'number',
+  'currency',
+  'percent',
+  'date',
+  'dateTime',
+]);
+
+const DATE_FORMATS: Record<string, string> = {
+  local: 'l',
+  friendly: 'LL',
+  us: 'M/D/YYYY',
+  european: 'D/M/YYYY',
+  iso: 'YYYY-MM-DD',
+};
+/** A written dateFormat as Airtable reads it back: its name with the format it stands for. */
+function completeDateFormat(d: unknown) {
+  const name = String((d as { name?: unknown }).name);
+  return { name, format: DATE_FORMATS[name] ?? 'YYYY-MM-DD' };
+}
+function completeTimeFormat(t: unknown) {
+  const name = String((t as { name?: unknown }).name);
+  return { name, format: name === '12hour' ? 'h:mma' : 'HH:mm' };
+}
+
 export class AirtableState {
   readonly bases: BaseState[] = [];
   readonly tokens: TokenRegistry;
@@ -1265,6 +1314,23 @@ export class AirtableState {
         this.limit(token, base);
         return json(200, { tables: base.tables.map((t) => this.tableJson(t)) });
       }
+      // Create table / create field (schema.bases:write): the first field is the primary field.
+      if (parts.length === 5 && parts[4] === 'tables' && req.method === 'POST') {
+        const base = this.accessBase(token, parts[3]!);
+        this.requireScope(token, 'schema.bases:write');
+        this.limit(token, base);
+        return json(200, this.tableJson(this.createTableFromApi(base, req.body)));
+      }
+      if (parts.length === 7 && parts[4] === 'tables' && parts[6] === 'fields' && req.method === 'POST') {
+        const base = this.accessBase(token, parts[3]!);
+        this.requireScope(token, 'schema.bases:write');
+        this.limit(token, base);
+        const table = base.tables.find((t) => t.id === parts[5]);
+        if (!table) throw invalidPermissions();
+        const field = this.createFieldFromApi(table, req.body);
+        table.fields.push(field);
+        return json(200, this.fieldJson(field));
+      }
       throw notFound();
     }
 
@@ -1337,6 +1403,162 @@ export class AirtableState {
     if (!this.rateLimit) return;
     if (!this.allow(`base:${base.id}`, this.rateLimit.perBasePerSecond)) throw this.rateLimited();
     this.limitToken(token);
+  }
+
+  fieldJson(f: FieldState) {
+    return {
+      id: f.id,
+      name: f.name,
+      type: f.type,
+      ...(f.description ? { description: f.description } : {}),
+      ...(f.options ? { options: structuredClone(f.options) } : {}),
+    };
+  }
+
+  /**
+   * POST /v0/meta/bases/{baseId}/tables: `name` (unique in the base, case-insensitively), an optional
+   * `description`, and `fields` (at least one; the first is the primary field, of a type a primary
+   * field may have). Each field as for create field. Links, formulas and other computed fields are
+   * not modelled here and are refused.
+   */
+  createTableFromApi(base: BaseState, body: unknown): TableState {
+    const b = (body ?? {}) as { name?: unknown; description?: unknown; fields?: unknown };
+    if (typeof b.name !== 'string' || b.name.trim() === '')
+      throw apiError(422, 'INVALID_REQUEST_UNKNOWN', 'Invalid request: table name is required.');
+    const name = b.name;
+    if (base.tables.some((t) => t.name.toLowerCase() === name.toLowerCase()))
+      throw apiError(422, 'DUPLICATE_TABLE_NAME', `Table name "${name}" is already in use.`);
+    if (!Array.isArray(b.fields) || b.fields.length === 0)
+      throw apiError(422, 'INVALID_REQUEST_UNKNOWN', 'Invalid request: a table needs at least one field.');
+    const table: TableState = {
+      id: this.newId('tbl'),
+      name,
+      ...(typeof b.description === 'string' && b.description ? { description: b.description } : {}),
+      primaryFieldId: '',
+      fields: [],
+      views: [{ id: this.newId('viw'), name: 'Grid view', type: 'grid' }],
+      records: new Map(),
+      nextAutoNumber: 1,
+    };
+    for (const f of b.fields) table.fields.push(this.createFieldFromApi(table, f));
+    const primary = table.fields[0] as FieldState;
+    if (!PRIMARY_FIELD_TYPES.has(primary.type))
+      throw apiError(
+        422,
+        'INVALID_PRIMARY_FIELD_TYPE',
+        `Field type ${primary.type} cannot be used for the primary field.`,
+      );
+    table.primaryFieldId = primary.id;
+    base.tables.push(table);
+    return table;
+  }
+
+  /**
+   * POST .../tables/{tableId}/fields: `name` (unique in the table, case-insensitively), `type`,
+   * optional `description`, and `options` where the type requires them (Airtable's field model:
+   * number and percent a `precision` 0-8, currency a `precision` 0-7 and a `symbol`, checkbox an
+   * `icon` and a `color`, singleSelect and multipleSelects `choices`, date a `dateFormat`, dateTime a
+   * `dateFormat`, a `timeFormat` and a `timeZone`).
+   */
+  createFieldFromApi(table: TableState, body: unknown): FieldState {
+    const f = (body ?? {}) as { name?: unknown; type?: unknown; description?: unknown; options?: unknown };
+    const name = typeof f.name === 'string' ? f.name.trim() : '';
+    if (name === '' || table.fields.some((x) => x.name.toLowerCase() === name.toLowerCase()))
+      throw apiError(
+        422,
+        'DUPLICATE_OR_EMPTY_FIELD_NAME',
+        `Field name "${name}" is empty or already used in table ${table.name}.`,
+      );
+    const type = f.type as FieldType;
+    if (typeof f.type !== 'string' || !CREATABLE_TYPES.has(type))
+      throw apiError(
+        422,
+        'UNSUPPORTED_FIELD_TYPE_FOR_CREATE',
+        `Creating fields of type ${String(f.type)} is not supported.`,
+      );
+    const options = (f.options ?? undefined) as FieldOptions | undefined;
+    const bad = (why: string) =>
+      apiError(
+        422,
+        'INVALID_FIELD_TYPE_OPTIONS_FOR_CREATE',
+        `Invalid options for ${type} field "${name}": ${why}`,
+      );
+    const precision = (max: number) => {
+      const p = options?.precision;
+      if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > max)
+        throw bad(`precision must be an integer from 0 to ${max}`);
+    };
+    const dateFormat = () => {
+      const d = options?.dateFormat as { name?: unknown } | undefined;
+      if (!d || !['local', 'friendly', 'us', 'european', 'iso'].includes(String(d.name)))
+        throw bad('dateFormat.name must be local, friendly, us, european or iso');
+    };
+    switch (type) {
+      case 'number':
+      case 'percent':
+        precision(8);
+        break;
+      case 'currency':
+        precision(7);
+        if (typeof options?.symbol !== 'string' || options.symbol === '') throw bad('symbol is required');
+        break;
+      case 'checkbox':
+        if (typeof options?.icon !== 'string' || typeof options?.color !== 'string')
+          throw bad('icon and color are required');
+        break;
+      case 'singleSelect':
+      case 'multipleSelects': {
+        const choices = options?.choices;
+        if (!Array.isArray(choices)) throw bad('choices are required');
+        const names = new Set<string>();
+        for (const c of choices) {
+          const n = (c as { name?: unknown })?.name;
+          if (typeof n !== 'string' || n === '' || names.has(n)) throw bad('each choice needs a unique name');
+          names.add(n);
+        }
+        break;
+      }
+      case 'date':
+        dateFormat();
+        break;
+      case 'dateTime': {
+        dateFormat();
+        const t = options?.timeFormat as { name?: unknown } | undefined;
+        if (!t || !['12hour', '24hour'].includes(String(t.name)))
+          throw bad('timeFormat.name must be 12hour or 24hour');
+        if (typeof options?.timeZone !== 'string' || options.timeZone === '')
+          throw bad('timeZone is required');
+        break;
+      }
+      default:
+        if (options !== undefined && type !== 'multipleAttachments' && Object.keys(options).length > 0)
+          throw bad('this type takes no options');
+    }
+    const field: FieldState = { id: this.newId('fld'), name, type };
+    if (typeof f.description === 'string' && f.description) field.description = f.description;
+    if (type === 'singleSelect' || type === 'multipleSelects') {
+      const raw = (options?.choices ?? []) as { name: string; color?: string }[];
+      field.options = {
+        choices: raw.map((c, i) => ({
+          id: this.newId('sel'),
+          name: c.name,
+          color: c.color ?? choiceColor(i),
+        })),
+      };
+    } else if (type === 'date') {
+      field.options = { dateFormat: completeDateFormat(options?.dateFormat) };
+    } else if (type === 'dateTime') {
+      field.options = {
+        dateFormat: completeDateFormat(options?.dateFormat),
+        timeFormat: completeTimeFormat(options?.timeFormat),
+        timeZone: options?.timeZone,
+      };
+    } else if (type === 'multipleAttachments') {
+      field.options = { isReversed: false };
+    } else if (options) {
+      field.options = structuredClone(options);
+    }
+    return field;
   }
 
   tableJson(t: TableState) {

@@ -1179,6 +1179,7 @@ export class NotionState {
     }
     if (resource === 'data_sources') {
       if (!modern) throw invalidUrl();
+      if (!id && parts.length === 2 && m === 'POST') return this.createDataSourceRoute(token, req.body);
       if (!id) throw invalidUrl();
       const ds = this.dataSources.get(normalizeId(id) ?? '');
       if (!ds || !this.canSee(token, ds.id)) throw notFound('data source', id);
@@ -1186,6 +1187,11 @@ export class NotionState {
       if (parts.length === 3 && m === 'GET')
         return json(200, { ...this.dataSourceJson(ds), request_id: this.newId() });
       if (sub === 'query' && parts.length === 4 && m === 'POST') return this.query(ds, req.body, req.query);
+      if (parts.length === 3 && m === 'PATCH') {
+        this.requireCapability(token, 'update_content');
+        this.updateDataSourceSchema(ds, req.body);
+        return json(200, { ...this.dataSourceJson(ds), request_id: this.newId() });
+      }
       throw invalidUrl();
     }
     if (resource === 'pages') {
@@ -1212,6 +1218,133 @@ export class NotionState {
       throw invalidUrl();
     }
     throw invalidUrl();
+  }
+
+  /**
+   * POST /v1/data_sources (2025-09-03): a new data source in a database the integration can reach
+   * (insert content), with `properties` in the property-object request shape (exactly one title
+   * property) and an optional `title`. The integration can reach the new data source.
+   */
+  private createDataSourceRoute(token: TokenInfo, raw: unknown): SimResponse {
+    this.requireCapability(token, 'insert_content');
+    const body = (raw ?? {}) as Record<string, unknown>;
+    const parent = body.parent as Record<string, unknown> | undefined;
+    if (typeof parent !== 'object' || parent === null) throw bodyFailed('body.parent', 'defined', parent);
+    if (typeof parent.database_id !== 'string')
+      throw bodyFailed('body.parent.database_id', 'defined', parent.database_id);
+    const db = this.databases.get(normalizeId(parent.database_id) ?? '');
+    if (!db?.dataSourceIds.some((d) => this.canSee(token, d))) throw notFound('database', parent.database_id);
+    const properties = body.properties;
+    if (typeof properties !== 'object' || properties === null || Array.isArray(properties))
+      throw bodyFailed('body.properties', 'an object', properties);
+    const defs = Object.entries(properties as Record<string, unknown>).map(([name, config]) =>
+      this.propertyRequest(name, config),
+    );
+    if (defs.filter((d) => d.type === 'title').length !== 1)
+      throw validationError('A data source must have exactly one title property.');
+    const title = Array.isArray(body.title)
+      ? (body.title as { text?: { content?: string }; plain_text?: string }[])
+          .map((t) => t.text?.content ?? t.plain_text ?? '')
+          .join('')
+      : '';
+    const now = this.clock.now();
+    const ds: DataSourceState = {
+      id: this.newId(),
+      databaseId: db.id,
+      name: title,
+      properties: [],
+      createdTime: now,
+      lastEditedTime: now,
+      nextUniqueNumber: 1,
+    };
+    for (const d of defs) this.addProperty(ds, d);
+    db.dataSourceIds.push(ds.id);
+    this.dataSources.set(ds.id, ds);
+    if (token.bases) token.bases.push(ds.id);
+    return json(200, { ...this.dataSourceJson(ds), request_id: this.newId() });
+  }
+
+  /**
+   * PATCH /v1/data_sources/{id} with `properties`: a name the data source lacks adds that property
+   * (a second title is refused); `null` for an existing one removes it. Renames and type changes are
+   * not modelled.
+   */
+  private updateDataSourceSchema(ds: DataSourceState, raw: unknown): void {
+    const body = (raw ?? {}) as Record<string, unknown>;
+    if (body.properties === undefined) return;
+    if (typeof body.properties !== 'object' || body.properties === null || Array.isArray(body.properties))
+      throw bodyFailed('body.properties', 'an object', body.properties);
+    const entries = Object.entries(body.properties as Record<string, unknown>);
+    const adds: PropertyDef[] = [];
+    for (const [name, config] of entries) {
+      const existing = ds.properties.find((p) => p.name === name || p.id === name);
+      if (config === null) {
+        if (!existing) throw validationError(`${name} is not a property that exists.`);
+        continue;
+      }
+      if (existing) continue;
+      const def = this.propertyRequest(name, config);
+      if (def.type === 'title') throw validationError('A data source can only have one title property.');
+      adds.push(def);
+    }
+    for (const [name, config] of entries)
+      if (config === null)
+        this.removeProperty(ds.id, ds.properties.find((p) => p.name === name || p.id === name)?.name ?? name);
+    for (const d of adds) this.addProperty(ds, d);
+    ds.lastEditedTime = this.clock.now();
+  }
+
+  /** One property of a schema request (`{ "<type>": { ... } }`) as a definition, checked as Notion does. */
+  private propertyRequest(name: string, config: unknown): PropertyDef {
+    if (name.trim() === '') throw validationError('Property names cannot be empty.');
+    if (typeof config !== 'object' || config === null)
+      throw bodyFailed(`body.properties.${name}`, 'an object', config);
+    const c = config as Record<string, unknown>;
+    const types = [
+      'title',
+      'rich_text',
+      'number',
+      'select',
+      'multi_select',
+      'date',
+      'checkbox',
+      'url',
+      'email',
+      'phone_number',
+      'files',
+    ] as const;
+    const type = (typeof c.type === 'string' ? c.type : types.find((t) => t in c)) as (typeof types)[number];
+    if (!types.includes(type))
+      throw validationError(`body.properties.${name} should be a property schema this simulator can create.`);
+    if (type === 'select' || type === 'multi_select') {
+      const inner = (c[type] ?? {}) as { options?: unknown };
+      const options = (inner.options ?? []) as { name?: unknown; color?: unknown }[];
+      if (!Array.isArray(options))
+        throw bodyFailed(`body.properties.${name}.${type}.options`, 'an array', options);
+      const seen = new Set<string>();
+      for (const o of options) {
+        const n = o?.name;
+        if (typeof n !== 'string' || n === '')
+          throw validationError(`Select option names cannot be empty (${name}).`);
+        if (n.includes(',')) throw validationError(`Select option names cannot contain commas: "${n}".`);
+        if (n.length > 100) throw validationError(`Select option names are at most 100 characters: "${n}".`);
+        if (seen.has(n)) throw validationError(`Select option names must be unique: "${n}".`);
+        seen.add(n);
+      }
+      return {
+        name,
+        type,
+        options: options.map((o) => ({
+          name: o.name as string,
+          ...(typeof o.color === 'string' ? { color: o.color } : {}),
+        })),
+      };
+    }
+    if (type === 'number') {
+      const format = ((c.number ?? {}) as { format?: unknown }).format;
+      return { name, type, ...(typeof format === 'string' ? { format } : {}) };
+    }
+    return { name, type };
   }
 
   private canSee(token: TokenInfo, dataSourceId: string): boolean {

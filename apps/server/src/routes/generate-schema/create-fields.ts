@@ -23,7 +23,7 @@ export function createFieldsRoute(app: RestApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { dest, source, items, schema } = await loadDestination(
+      const { dest, source, items, schema, app } = await loadDestination(
         ctx,
         principalOf(request),
         request.params.externalBaseId,
@@ -83,12 +83,15 @@ export function createFieldsRoute(app: RestApp, ctx: AppContext) {
       const name = table.remote_id.startsWith(`${schema}.`)
         ? table.remote_id.slice(schema.length + 1)
         : table.name;
-      const added = await addColumns(
-        items,
-        schema,
-        name,
-        kept.map((k) => k.column),
-      ).catch(schemaError);
+      const columns = kept.map((k) => k.column);
+      // A database's column is named by its name; an app's field has an id of its own.
+      const added = app
+        ? await app.addFields(table.remote_id, columns)
+        : (await addColumns(items, schema, name, columns).catch(schemaError)).map((a, i) => ({
+            remoteId: a.name,
+            name: a.name,
+            requestedName: columns[i]?.name ?? a.name,
+          }));
       await refreshExternalSchema(ctx, dest);
       const stored = await ctx.db
         .selectFrom('external_column')
@@ -99,12 +102,13 @@ export function createFieldsRoute(app: RestApp, ctx: AppContext) {
         externalBaseId: dest.id,
         externalTableId: table.id,
         columns: added.map((a, i) => {
-          const s = stored.find((x) => x.remote_id === a.name);
+          const s = stored.find((x) => x.remote_id === a.remoteId);
           return {
             sourceColumnId: (kept[i] as (typeof kept)[number]).source.id,
             externalColumnId: s?.id ?? '',
             name: a.name,
             fieldType: s?.field_type ?? '',
+            ...(a.name !== a.requestedName ? { renamedFrom: a.requestedName } : {}),
           };
         }),
       });

@@ -1,5 +1,6 @@
 // @lockstep/connectors exports only postgresql/index.ts; create-schema is reached by path until
 // that index re-exports it.
+import type { SchemaColumn, SchemaTable } from '@lockstep/connectors';
 import type { NewColumn } from '@lockstep/connectors/postgresql';
 import { parseSupabaseBase, supabaseDatabaseItems } from '@lockstep/connectors/supabase';
 import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
@@ -10,9 +11,13 @@ import { resolveEmbeddedItems } from '../../demo/embedded-items';
 import type { AppContext, Principal } from '../../http/context';
 import { HttpError } from '../../http/http-error';
 import { findExternalBase } from '../../services/external-bases';
-import { openSecrets } from '../../services/external-connections';
+import { callConnector, connectorFor, openSecrets, portContext } from '../../services/external-connections';
 
-const SUPPORTED: readonly string[] = ['postgresql', 'supabase'];
+/** Databases get tables by SQL; the apps through their APIs (their ports' createTables/addFields). */
+const DATABASES: readonly string[] = ['postgresql', 'supabase'];
+const APPS: readonly string[] = ['airtable', 'notion', 'google_sheets'];
+const SUPPORTED: readonly string[] = [...DATABASES, ...APPS];
+export const isDatabase = (type: string) => DATABASES.includes(type);
 
 /**
  * The app to create tables or fields in (the principal's, else 404), its connection items, and
@@ -57,6 +62,25 @@ export async function loadDestination(ctx: AppContext, principal: Principal, ext
       'conflict',
     );
   }
+  if (APPS.includes(dest.type)) {
+    const type = dest.type as ConnectorType;
+    const port = connectorFor(ctx, type);
+    const secrets = openSecrets(ctx, connection).connectionItems;
+    const context = portContext(ctx, connection);
+    const app = {
+      createTables: (tables: SchemaTable[]) =>
+        callConnector(type, () => {
+          if (!port.createTables) throw new Error(`${type} cannot create tables`);
+          return port.createTables(secrets, dest.remote_id, tables, context);
+        }),
+      addFields: (tableRemoteId: string, columns: SchemaColumn[]) =>
+        callConnector(type, () => {
+          if (!port.addFields) throw new Error(`${type} cannot add fields`);
+          return port.addFields(secrets, tableRemoteId, columns, context);
+        }),
+    };
+    return { dest, source, items: {} as Record<string, string>, schema: dest.remote_id, app };
+  }
   const items = resolveEmbeddedItems(openSecrets(ctx, connection).connectionItems, ctx.embeddedDatabaseUrl);
   // Supabase: PostgreSQL as Lockstep's role in the project; the base id is `<ref>:<schema>`.
   if (dest.type === 'supabase') {
@@ -65,9 +89,10 @@ export async function loadDestination(ctx: AppContext, principal: Principal, ext
       source,
       items: supabaseDatabaseItems(items, ctx.config.supabase) as Record<string, string>,
       schema: parseSupabaseBase(dest.remote_id).schema,
+      app: null,
     };
   }
-  return { dest, source, items, schema: dest.remote_id };
+  return { dest, source, items, schema: dest.remote_id, app: null };
 }
 
 const asType = (t: string): FieldType =>
@@ -77,15 +102,24 @@ const asType = (t: string): FieldType =>
  * A source field as a new column, or null for fields that hold the source app's own record ids
  * (its primary key, foreign keys): their values mean nothing in the new table.
  */
-export function toNewColumn(column: Selectable<ExternalColumnTable>, primaryKey: unknown): NewColumn | null {
+export function toNewColumn(
+  column: Selectable<ExternalColumnTable>,
+  primaryKey: unknown,
+): (NewColumn & SchemaColumn) | null {
   if (column.options.removed === true) return null;
   if (Array.isArray(primaryKey) && primaryKey.length === 1 && primaryKey[0] === column.remote_id) return null;
   if (typeof column.options.references === 'string') return null;
-  const digits = column.options.currencyDigits;
+  const o = column.options;
+  const options: NonNullable<SchemaColumn['options']> = {
+    ...(typeof o.currencyDigits === 'number' ? { currencyDigits: o.currencyDigits } : {}),
+    ...(typeof o.currencyCode === 'string' ? { currencyCode: o.currencyCode } : {}),
+    ...(typeof o.precision === 'number' ? { precision: o.precision } : {}),
+    ...(Array.isArray(o.choices) ? { choices: o.choices.map(String) } : {}),
+  };
   return {
     name: column.name,
     type: asType(column.field_type),
-    options: typeof digits === 'number' ? { currencyDigits: digits } : undefined,
+    options: Object.keys(options).length > 0 ? options : undefined,
   };
 }
 

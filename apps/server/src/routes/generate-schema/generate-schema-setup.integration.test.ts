@@ -322,26 +322,26 @@ describe('setup of every table without a partner', () => {
     const lonely = await post(`/rest/generate-schema/setup/tables/${halfLeft.id}`);
     expect(lonely.statusCode).toBe(409);
     expect(lonely.json().response.userFacingMessage).toMatch(/Connect an app on the other side/);
-    // An app Lockstep cannot make tables in (Notion) on the other side.
+    // An app Lockstep cannot make tables in (HubSpot: its objects are fixed) on the other side.
     await t.ctx.db
       .insertInto('external_base')
       .values({
         owner_id: user.userId,
         core_base_id: halfId,
         external_connection_id: null,
-        type: 'notion',
-        name: 'Wiki',
-        remote_id: 'wiki',
+        type: 'hubspot',
+        name: 'CRM',
+        remote_id: 'portal',
         side: 'right',
         extras: JSON.stringify({}),
         created_at: new Date(),
         updated_at: new Date(),
       })
       .execute();
-    const notion = await post(`/rest/generate-schema/setup/tables/${halfLeft.id}`);
-    expect(notion.statusCode).toBe(400);
-    expect(notion.json().response.userFacingMessage).toMatch(
-      /Creating tables and fields in Notion is not supported/,
+    const hubspot = await post(`/rest/generate-schema/setup/tables/${halfLeft.id}`);
+    expect(hubspot.statusCode).toBe(400);
+    expect(hubspot.json().response.userFacingMessage).toMatch(
+      /Creating tables and fields in HubSpot is not supported/,
     );
     const one = await post(`/rest/generate-schema/setup/${halfLeft.externalTables[0]?.id}`);
     expect(one.statusCode).toBe(400);
