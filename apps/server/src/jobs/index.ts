@@ -18,6 +18,7 @@ import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncDryRun } from './sync-dry-run';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
+import { registerUndoRun } from './undo-run';
 import type { WorkerLiveness } from './worker-liveness';
 
 /** Every job of the product, one per file; queues and schedules are created by every role. */
@@ -38,6 +39,11 @@ export async function registerJobs(
   await registerPurgeExpiredSessions(boss, deps.db, deps.runWorkers);
   await registerSyncRun(boss, deps);
   await registerSyncDryRun(
+    boss,
+    { ...deps, localDevPlan: deps.ctx?.config.environment === 'local' },
+    deps.runWorkers,
+  );
+  await registerUndoRun(
     boss,
     { ...deps, localDevPlan: deps.ctx?.config.environment === 'local' },
     deps.runWorkers,

@@ -80,6 +80,8 @@ export async function handleSyncRun(
       })
       .where('core_base_id', '=', base.id)
       .where('status', '=', 'running')
+      // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+      .where('undo_of', 'is', null)
       .execute();
     await requestDryRun(db, boss, base.id, data.trigger);
     return 'done';
@@ -89,6 +91,8 @@ export async function handleSyncRun(
     .select('id')
     .where('core_base_id', '=', base.id)
     .where('status', '=', 'running')
+    // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+    .where('undo_of', 'is', null)
     .orderBy('started_at', 'desc')
     .executeTakeFirst();
   const log =
@@ -228,5 +232,7 @@ async function failRunningLog(db: Db, coreBaseId: string, error: unknown) {
     })
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'running')
+    // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+    .where('undo_of', 'is', null)
     .execute();
 }
