@@ -386,10 +386,12 @@ async function undoPair(
       });
       continue;
     }
+    // Conditional on the values the run wrote: a record changed between this read and the write is
+    // refused by the app (version_conflict), or checked by the connector before it writes.
     const expected: Record<string, CanonicalValue> = {};
     for (const fm of m.spec.fields) {
       const id = fieldOf(fm, it.side).id;
-      if (id in wrote) expected[id] = norm(fm, it.side, record.fields[id]);
+      if (id in wrote) expected[id] = norm(fm, it.side, wrote[id]);
     }
     if (it.operation === 'update') {
       const fields: Record<string, CanonicalValue> = {};
