@@ -183,6 +183,7 @@ describe('undo a run of a PostgreSQL <-> PostgreSQL sync', () => {
     expect(issues).toEqual([expect.objectContaining({ status: 'open', side: 'right', remote_id: rightId })]);
     expect(issues[0]?.details).toMatchObject({
       undoneRunId: run,
+      recordName: 'grace@example.com',
       fields: [{ field: 'name', expected: 'Grace Hopper', now: 'Amazing Grace' }],
     });
   }, 120_000);

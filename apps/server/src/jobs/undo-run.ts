@@ -19,6 +19,7 @@ import { relationResolver, relationTargets, storePendingRelations } from '../syn
 import { readBothSides } from '../sync/retry-records';
 import { addCounts, logOperations } from '../sync/run/bookkeeping';
 import { type LinkRow, toLink } from '../sync/run/links';
+import { recordNamer } from '../sync/run/record-names';
 import { byId, type Counts, type Deps, type RunContext } from '../sync/run/run-context';
 import { applyResult, settleFollowUps } from '../sync/run/write';
 import { sideConnector } from '../sync/side-connector';
@@ -473,7 +474,13 @@ async function undoPair(
     }
     await logOperations(db, a, logged);
   }
-  await holdForUser(db, a, undoneRunId, held);
+  await holdForUser(
+    db,
+    a,
+    undoneRunId,
+    held,
+    recordNamer(m, { left: now.left.records, right: now.right.records }),
+  );
   for (const h of held) results.push(result(h.it, 'held', h.why));
 
   // The engine carries what was restored to the other app: both sides read again by id (a record
@@ -537,6 +544,7 @@ async function holdForUser(
   a: RunContext,
   undoneRunId: string,
   held: { it: Item; link: Link | null; why: string; details: Record<string, unknown> }[],
+  nameOf: (side: Side, remoteId: string) => string | null,
 ) {
   if (held.length === 0) return;
   const connectionOf = (side: Side) => (side === 'left' ? a.m.left.connectionId : a.m.right.connectionId);
@@ -557,6 +565,7 @@ async function holdForUser(
           undoRunId: a.syncLogId,
           undoneRunId,
           operation: h.it.operation,
+          recordName: h.it.remoteId ? nameOf(h.it.side, h.it.remoteId) : null,
           ...h.details,
         }),
       })),
