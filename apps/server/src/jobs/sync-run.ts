@@ -95,6 +95,16 @@ export async function handleSyncRun(
     .where('undo_of', 'is', null)
     .orderBy('started_at', 'desc')
     .executeTakeFirst();
+  // An undo of one of this sync's runs writes its links and shadows (jobs/undo-run.ts): a new run
+  // starts after it. (A run already under way goes on; the undo waits for it.) A recent undo only,
+  // so one left behind by a dead process holds nothing up for long.
+  if (!running && (await undoUnderWay(db, base.id))) {
+    await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: data.trigger } satisfies SyncRunData, {
+      singletonKey: base.id,
+      startAfter: UNDO_WAIT_SECONDS,
+    });
+    return 'done';
+  }
   const log =
     running ??
     (await db
@@ -132,6 +142,21 @@ export async function handleSyncRun(
       startAfter: RECHECK_SECONDS,
     });
   return result;
+}
+
+const UNDO_WAIT_SECONDS = 2;
+const UNDO_HOLDS_RUNS_MS = 10 * 60 * 1000;
+
+async function undoUnderWay(db: Db, coreBaseId: string) {
+  const undo = await db
+    .selectFrom('sync_log')
+    .select('id')
+    .where('core_base_id', '=', coreBaseId)
+    .where('status', '=', 'running')
+    .where('undo_of', 'is not', null)
+    .where('started_at', '>', new Date(Date.now() - UNDO_HOLDS_RUNS_MS))
+    .executeTakeFirst();
+  return undo !== undefined;
 }
 
 /** A worker that dies mid-run stops its heartbeat; pg-boss then fails the job and retries it elsewhere. */

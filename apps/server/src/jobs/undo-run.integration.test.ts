@@ -42,6 +42,24 @@ async function runThatWrote(operation: 'create' | 'update' | 'delete', since: Da
   return [...new Set(rows.map((r) => r.id))];
 }
 
+/** The latest finished sync run not undone yet: one its owner could undo. */
+async function runNotUndone() {
+  const undoneRuns = (
+    await t.ctx.db.selectFrom('sync_log').select('undo_of').where('undo_of', 'is not', null).execute()
+  ).map((r) => r.undo_of as string);
+  return (
+    await t.ctx.db
+      .selectFrom('sync_log')
+      .select('id')
+      .where('core_base_id', '=', coreBaseId)
+      .where('status', '=', 'done')
+      .where('trigger', '!=', 'undo')
+      .where('id', 'not in', undoneRuns)
+      .orderBy('started_at', 'desc')
+      .executeTakeFirstOrThrow()
+  ).id;
+}
+
 const post = (url: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url, headers });
 
 async function undone(undoRunId: string) {
@@ -204,22 +222,55 @@ describe('undo a run of a PostgreSQL <-> PostgreSQL sync', () => {
     expect(undos).toHaveLength(1);
   });
 
+  it('holds a new sync run back while an undo of the sync is under way, and runs it after', async () => {
+    await until(idle, 'idle');
+    const run = await runNotUndone();
+    // An undo under way (as POST .../undo leaves it until its job starts).
+    const undo = await t.ctx.db
+      .insertInto('sync_log')
+      .values({
+        owner_id: (
+          await t.ctx.db
+            .selectFrom('core_base')
+            .select('owner_id')
+            .where('id', '=', coreBaseId)
+            .executeTakeFirstOrThrow()
+        ).owner_id,
+        core_base_id: coreBaseId,
+        trigger: 'undo',
+        counts: '{}',
+        undo_of: run,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const runs = async () =>
+      (
+        await t.ctx.db
+          .selectFrom('sync_log')
+          .select('id')
+          .where('core_base_id', '=', coreBaseId)
+          .where('undo_of', 'is', null)
+          .execute()
+      ).length;
+    const before = await runs();
+    await sql('left', `update people set name = 'Ada L.' where email = 'ada@example.com'`);
+    await api('POST', `/rest/core-bases/${coreBaseId}/sync-now`);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await runs()).toBe(before);
+    expect((await people('right')).find((p) => p.email === 'ada@example.com')?.name).toBe('Ada');
+    await t.ctx.db
+      .updateTable('sync_log')
+      .set({ status: 'done', finished_at: new Date() })
+      .where('id', '=', undo.id)
+      .execute();
+    await until(
+      async () => (await people('right')).find((p) => p.email === 'ada@example.com')?.name === 'Ada L.',
+      'the run after the undo',
+    );
+  }, 60_000);
+
   it('answers 404 to another user, and queues nothing', async () => {
-    // A run not undone yet (the one that carried the later edit of Grace), which its owner could undo.
-    const undoneRuns = (
-      await t.ctx.db.selectFrom('sync_log').select('undo_of').where('undo_of', 'is not', null).execute()
-    ).map((r) => r.undo_of as string);
-    const run = (
-      await t.ctx.db
-        .selectFrom('sync_log')
-        .select('id')
-        .where('core_base_id', '=', coreBaseId)
-        .where('status', '=', 'done')
-        .where('trigger', '!=', 'undo')
-        .where('id', 'not in', undoneRuns)
-        .orderBy('started_at', 'desc')
-        .executeTakeFirstOrThrow()
-    ).id;
+    const run = await runNotUndone();
     const before = await t.ctx.db.selectFrom('sync_log').select('id').where('trigger', '=', 'undo').execute();
     const res = await post(`/rest/sync-logs/${run}/undo`, otherAuth);
     expect(res.statusCode).toBe(404);
