@@ -573,16 +573,36 @@ async function holdForUser(
     .execute();
 }
 
+const UNDO_RETRY_LIMIT = 120;
+
 export async function registerUndoRun(boss: PgBoss, deps: Deps, runWorkers: boolean) {
   await boss.createQueue(UNDO_RUN, {
     // Waits for a sync run of the same sync to end: tried again every 5 s, for about 10 minutes.
-    retryLimit: 120,
+    retryLimit: UNDO_RETRY_LIMIT,
     retryDelay: 5,
     expireInSeconds: 60 * 60,
     notify: true,
   });
   if (!runWorkers) return;
   await boss.work<UndoRunData>(UNDO_RUN, { batchSize: 1, notifyPollingIntervalSeconds: 2 }, async (jobs) => {
-    for (const job of jobs) await handleUndoRun(deps, job.data);
+    for (const job of jobs) {
+      try {
+        await handleUndoRun(deps, job.data);
+      } catch (error) {
+        // The last attempt ends the undo, so it does not stay `running` (and hold the sync's runs).
+        if (job.retryCount >= UNDO_RETRY_LIMIT)
+          await deps.db
+            .updateTable('sync_log')
+            .set({
+              status: 'failed',
+              finished_at: new Date(),
+              error: `The undo did not start: ${error instanceof Error ? error.message : String(error)}`,
+            })
+            .where('id', '=', job.data.undoLogId)
+            .where('status', '=', 'running')
+            .execute();
+        throw error;
+      }
+    }
   });
 }
