@@ -19,6 +19,16 @@ export const Progress = z.object({
 });
 export type Progress = z.infer<typeof Progress>;
 
+export const UndoResult = z.object({
+  entryId: z.string(),
+  side: z.enum(['left', 'right']),
+  operation: z.enum(['create', 'update', 'delete']),
+  remoteId: z.string().nullable(),
+  outcome: z.enum(['restored', 'held', 'failed', 'unsupported']),
+  message: z.string(),
+});
+export type UndoResult = z.infer<typeof UndoResult>;
+
 export const SyncLog = z.object({
   id: z.string(),
   coreBaseId: z.string(),
@@ -28,6 +38,14 @@ export const SyncLog = z.object({
   error: z.string().nullable(),
   startedAt: z.string(),
   finishedAt: z.string().nullable(),
+  /** An undo run: the run it undoes. */
+  undoOf: z.string().nullable().optional(),
+  /** The undo of this run, if it was undone (or its undo is under way). */
+  undoneBy: z.string().nullable().optional(),
+  /** An undo run's progress: records done of all. */
+  progress: z.object({ done: z.number().int(), total: z.number().int() }).nullable().optional(),
+  /** An undo run's outcome per record: restored, held (changed since the run), failed or unsupported. */
+  undoResults: z.array(UndoResult).nullable().optional(),
 });
 export type SyncLog = z.infer<typeof SyncLog>;
 

@@ -186,6 +186,22 @@ export type SyncLogTable = {
   error: string | null;
   started_at: Timestamp;
   finished_at: Timestamp | null;
+  /** An undo run: the run it undoes (one undo per run). */
+  undo_of: string | null;
+  /** An undo run's progress: operations done of all. */
+  progress: Json<{ done: number; total: number }> | null;
+  /** An undo run's outcome per operation undone. */
+  undo_results: Json<UndoResult[]> | null;
+};
+
+/** What an undo did with one record of the run it undoes. */
+export type UndoResult = {
+  entryId: string;
+  side: Side;
+  operation: 'create' | 'update' | 'delete';
+  remoteId: string | null;
+  outcome: 'restored' | 'held' | 'failed' | 'unsupported';
+  message: string;
 };
 
 export type SyncLogEntryTable = {
@@ -202,6 +218,8 @@ export type SyncLogEntryTable = {
   /** How many records the operation covers: 1, or a batch of creates logged as one (`records`). */
   record_count: Generated<number>;
   records: Json<{ remote: string[]; source: string[] }> | null;
+  /** The table pair written (operations logged before migration 0027 have none). */
+  table_mapping_id: string | null;
   created_at: Timestamp;
 };
 

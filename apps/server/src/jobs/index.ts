@@ -18,6 +18,7 @@ import { registerScheduleDueSyncs } from './schedule-due-syncs';
 import { registerSyncDryRun } from './sync-dry-run';
 import { registerSyncPreviewStep } from './sync-preview-step';
 import { registerSyncRun, type SyncRunner } from './sync-run';
+import { registerUndoRun } from './undo-run';
 import { registerWebhookDelivery } from './webhook-delivery';
 import type { WorkerLiveness } from './worker-liveness';
 
@@ -44,6 +45,11 @@ export async function registerJobs(
     deps.runWorkers,
   );
   await registerWebhookDelivery(boss, deps, deps.runWorkers);
+  await registerUndoRun(
+    boss,
+    { ...deps, localDevPlan: deps.ctx?.config.environment === 'local' },
+    deps.runWorkers,
+  );
   await registerScheduleDueSyncs(boss, deps.db, deps.runWorkers);
   await registerReapStuckSyncs(boss, deps.db, deps.runWorkers);
   await registerSyncPreviewStep(boss, { ...deps, boss }, deps.runWorkers);

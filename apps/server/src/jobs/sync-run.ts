@@ -81,6 +81,8 @@ export async function handleSyncRun(
       })
       .where('core_base_id', '=', base.id)
       .where('status', '=', 'running')
+      // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+      .where('undo_of', 'is', null)
       .execute();
     await requestDryRun(db, boss, base.id, data.trigger);
     return 'done';
@@ -90,8 +92,20 @@ export async function handleSyncRun(
     .select('id')
     .where('core_base_id', '=', base.id)
     .where('status', '=', 'running')
+    // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+    .where('undo_of', 'is', null)
     .orderBy('started_at', 'desc')
     .executeTakeFirst();
+  // An undo of one of this sync's runs writes its links and shadows (jobs/undo-run.ts): a new run
+  // starts after it. (A run already under way goes on; the undo waits for it.) A recent undo only,
+  // so one left behind by a dead process holds nothing up for long.
+  if (!running && (await undoUnderWay(db, base.id))) {
+    await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: data.trigger } satisfies SyncRunData, {
+      singletonKey: base.id,
+      startAfter: UNDO_WAIT_SECONDS,
+    });
+    return 'done';
+  }
   const log =
     running ??
     (await db
@@ -134,6 +148,21 @@ export async function handleSyncRun(
       startAfter: RECHECK_SECONDS,
     });
   return result;
+}
+
+const UNDO_WAIT_SECONDS = 2;
+const UNDO_HOLDS_RUNS_MS = 10 * 60 * 1000;
+
+async function undoUnderWay(db: Db, coreBaseId: string) {
+  const undo = await db
+    .selectFrom('sync_log')
+    .select('id')
+    .where('core_base_id', '=', coreBaseId)
+    .where('status', '=', 'running')
+    .where('undo_of', 'is not', null)
+    .where('started_at', '>', new Date(Date.now() - UNDO_HOLDS_RUNS_MS))
+    .executeTakeFirst();
+  return undo !== undefined;
 }
 
 /** A worker that dies mid-run stops its heartbeat; pg-boss then fails the job and retries it elsewhere. */
@@ -235,6 +264,8 @@ async function failRunningLog(db: Db, boss: PgBoss, coreBaseId: string, error: u
     })
     .where('core_base_id', '=', coreBaseId)
     .where('status', '=', 'running')
+    // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+    .where('undo_of', 'is', null)
     .returning('id')
     .execute();
   // The run's webhooks (sync.run.finished, failed), as handleSyncRun sends for a run that ends itself.

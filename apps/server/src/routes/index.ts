@@ -105,6 +105,7 @@ import { downloadSyncLogExport } from './sync-log-exports/download-sync-log-expo
 import { listSyncLogExports } from './sync-log-exports/list-sync-log-exports';
 import { getSyncLog } from './sync-logs/get-sync-log';
 import { listSyncLogs } from './sync-logs/list-sync-logs';
+import { undoSyncLog } from './sync-logs/undo-sync-log';
 import { cloneSyncPreview } from './sync-preview/clone-sync-preview';
 import { createInternalSyncPreview } from './sync-preview/create-internal-sync-preview';
 import { createSyncPreview } from './sync-preview/create-sync-preview';
@@ -201,6 +202,7 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     cancelProgress,
     listSyncLogs,
     getSyncLog,
+    undoSyncLog,
     listSyncErrorCauses,
     listSyncErrors,
     listPreviewSyncErrors,

@@ -15,6 +15,9 @@ export function toSyncLog(row: Selectable<SyncLogTable>): SyncLog {
     error: row.error,
     startedAt: iso(row.started_at),
     finishedAt: row.finished_at ? iso(row.finished_at) : null,
+    undoOf: row.undo_of ?? null,
+    progress: row.progress ?? null,
+    undoResults: row.undo_results ?? null,
   };
 }
 

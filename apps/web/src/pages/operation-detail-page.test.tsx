@@ -96,13 +96,16 @@ const log = {
   },
 };
 
-function renderPage() {
+function renderPage(logs: Record<string, object> = { 'log-1': log }, start = 'log-1') {
   const urls: string[] = [];
   vi.stubGlobal(
     'fetch',
-    vi.fn(async (url: string) => {
-      urls.push(url);
-      if (url.startsWith('/rest/sync-logs/log-1?')) return new Response(JSON.stringify(log));
+    vi.fn(async (url: string, init?: { method?: string }) => {
+      urls.push(`${init?.method ?? 'GET'} ${url}`.replace(/^GET /, ''));
+      if (url === '/rest/sync-logs/log-1/undo' && init?.method === 'POST')
+        return new Response(JSON.stringify({ undoRunId: 'undo-1' }), { status: 202 });
+      const id = url.match(/^\/rest\/sync-logs\/([^/?]+)\?/)?.[1];
+      if (id && logs[id]) return new Response(JSON.stringify(logs[id]));
       if (url.startsWith('/rest/core-bases/sync-1')) return new Response(JSON.stringify(sync));
       return new Response(JSON.stringify({ statusCode: 404, message: 'Not found', response: {} }), {
         status: 404,
@@ -110,7 +113,7 @@ function renderPage() {
     }),
   );
   const router = createMemoryRouter([{ path: '/operations/:id', element: <OperationDetailPage /> }], {
-    initialEntries: ['/operations/log-1'],
+    initialEntries: [`/operations/${start}`],
   });
   render(
     <QueryClientProvider client={new QueryClient({ defaultOptions: { queries: { retry: false } } })}>
@@ -149,6 +152,61 @@ describe('operation detail page', () => {
     expect(screen.getByText('25 records in one batch')).toBeTruthy();
     expect(screen.getByText(/^Created 25 records/)).toBeTruthy();
     expect(screen.getByText('new-7 ← old-7')).toBeTruthy();
+  });
+});
+
+describe('undo this run', () => {
+  const done = { ...log, status: 'done', error: null, undoneBy: null };
+  const undo = {
+    ...done,
+    id: 'undo-1',
+    trigger: 'undo',
+    undoOf: 'log-1',
+    counts: { restored: 1, held: 1 },
+    progress: { done: 2, total: 2 },
+    undoResults: [
+      {
+        entryId: '1',
+        side: 'right',
+        operation: 'update',
+        remoteId: 'R-1',
+        outcome: 'restored',
+        message: 'Its values before the run were written back.',
+      },
+      {
+        entryId: '2',
+        side: 'right',
+        operation: 'create',
+        remoteId: 'R-2',
+        outcome: 'held',
+        message: 'It changed since the run: name.',
+      },
+    ],
+    entries: { items: [], total: 0, skip: 0, take: 20 },
+  };
+
+  it('asks first, saying what happens in both apps, then undoes as a new run and shows what it restored and held', async () => {
+    const urls = renderPage({ 'log-1': done, 'undo-1': undo });
+    (await screen.findByRole('button', { name: 'Undo this run' })).click();
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText(/in both CRM and Newsletter, as a new run/)).toBeTruthy();
+    expect(within(dialog).getByText(/Each record it created is deleted/)).toBeTruthy();
+    expect(within(dialog).getByText(/is not touched: it is listed as held/)).toBeTruthy();
+    expect(urls).not.toContain('POST /rest/sync-logs/log-1/undo');
+    within(dialog).getByRole('button', { name: 'Undo this run' }).click();
+    expect(await screen.findByText('1 restored, 1 held.', { exact: false }, { timeout: 5000 })).toBeTruthy();
+    expect(urls).toContain('POST /rest/sync-logs/log-1/undo');
+    expect(screen.getByText('held for you')).toBeTruthy();
+    expect(screen.getByText('It changed since the run: name.')).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'The run this undoes' }).getAttribute('href')).toBe(
+      '/operations/log-1',
+    );
+  });
+
+  it('offers no second undo of a run already undone: it links to the undo', async () => {
+    renderPage({ 'log-1': { ...done, undoneBy: 'undo-1' } });
+    expect(await screen.findByText('This run was undone')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Undo this run' })).toBeNull();
   });
 });
 

@@ -21,6 +21,7 @@ import { EmptyState } from '../components/empty-state';
 import { ErrorAlert } from '../components/error-alert';
 import { OPERATION_COLOR, type SyncLogDetail } from '../components/run-view-types';
 import { PageLoader } from '../components/sync-screen';
+import { UndoRun } from '../components/undo-run';
 import { api } from '../lib/api';
 import { PAGE_SIZE, pageQuery } from '../lib/paged';
 import { describeCounts, runOutcome } from '../lib/run-words';
@@ -81,7 +82,9 @@ export function OperationDetailPage() {
           </Anchor>
         </Breadcrumbs>
         <Group gap="sm">
-          <Title order={2}>Run of {new Date(run.startedAt).toLocaleString()}</Title>
+          <Title order={2}>
+            {run.undoOf ? 'Undo run' : 'Run'} of {new Date(run.startedAt).toLocaleString()}
+          </Title>
           <Badge color={runOutcome(run.status, run.counts).color} variant="light" size="lg">
             {runOutcome(run.status, run.counts).label}
           </Badge>
@@ -105,6 +108,8 @@ export function OperationDetailPage() {
         </Text>
         <Text size="sm">{describeCounts(run.counts, names)}</Text>
       </Card>
+
+      <UndoRun run={run} names={names} />
 
       {run.error ? (
         <Alert color="red" title="The run failed" style={{ whiteSpace: 'pre-line' }}>

@@ -25,6 +25,7 @@ import * as m0024 from './0024-api-import';
 import * as m0025 from './0025-preview-requested-by';
 import * as m0026 from './0026-dry-runs';
 import * as m0027 from './0027-developer-api';
+import * as m0028 from './0028-undo-runs';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '0025-preview-requested-by': m0025,
   '0026-dry-runs': m0026,
   '0027-developer-api': m0027,
+  '0028-undo-runs': m0028,
 };

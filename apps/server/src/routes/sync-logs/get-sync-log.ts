@@ -26,12 +26,14 @@ export function getSyncLog(app: RestApp, ctx: AppContext) {
       if (!row || !canAccessOwner(principal, row.owner_id)) throw notFound('Sync log');
       const { skip, take } = request.query;
       const q = ctx.db.selectFrom('sync_log_entry').where('sync_log_id', '=', row.id);
-      const [entries, total] = await Promise.all([
+      const [entries, total, undo] = await Promise.all([
         q.selectAll().orderBy('created_at').orderBy('id').offset(skip).limit(take).execute(),
         q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        ctx.db.selectFrom('sync_log').select('id').where('undo_of', '=', row.id).executeTakeFirst(),
       ]);
       return {
         ...toSyncLog(row),
+        undoneBy: undo?.id ?? null,
         entries: {
           items: entries.map(toSyncLogEntry),
           total: Number(total.n),

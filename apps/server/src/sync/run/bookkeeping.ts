@@ -53,8 +53,8 @@ export async function logOperations(
   }[],
 ) {
   if (entries.length === 0) return;
-  await sql`insert into sync_log_entry (owner_id, sync_log_id, core_base_id, core_meta_record_id, side, operation, remote_id, before, after)
-    select ${a.ownerId}, ${a.syncLogId}::uuid, ${a.coreBaseId}::uuid, u.l, u.s, u.o, u.r, u.b, u.a
+  await sql`insert into sync_log_entry (owner_id, sync_log_id, core_base_id, table_mapping_id, core_meta_record_id, side, operation, remote_id, before, after)
+    select ${a.ownerId}, ${a.syncLogId}::uuid, ${a.coreBaseId}::uuid, ${a.m.tableMappingId}::uuid, u.l, u.s, u.o, u.r, u.b, u.a
       from json_to_recordset(${rowsDoc(entries)}::json) as u(l uuid, s text, o text, r text, b jsonb, a jsonb)`.execute(
     db,
   );
@@ -133,6 +133,7 @@ async function linkBatch(db: Db, a: RunContext, side: 'left' | 'right', created:
       owner_id: a.ownerId,
       sync_log_id: a.syncLogId,
       core_base_id: a.coreBaseId,
+      table_mapping_id: a.m.tableMappingId,
       side,
       operation: 'create',
       record_count: created.length,
@@ -306,6 +307,16 @@ export function beforeValues(
   return was;
 }
 
+/** A deleted record's before-image: each mapped field of the deleted side, as the shadow held it. */
+export function deletedImage(m: MappingPlan, side: 'left' | 'right', shadow: Shadow) {
+  const image: Record<string, unknown> = {};
+  for (const fm of m.spec.fields) {
+    const sf = shadow[fm.id];
+    if (sf) image[(side === 'left' ? fm.left : fm.right).id] = side === 'left' ? sf.l : sf.r;
+  }
+  return image;
+}
+
 export async function applySuccess(
   db: Db,
   a: RunContext,
@@ -318,7 +329,14 @@ export async function applySuccess(
   let linkId: string | null = op.linkId;
   let before: unknown = null;
   if (op.kind === 'delete') {
-    await db.deleteFrom('core_meta_record').where('id', '=', op.linkId).execute();
+    // The record's before-image (what the deleted side held when last in step, from the shadow):
+    // what an undo of this run creates again.
+    const gone = await db
+      .deleteFrom('core_meta_record')
+      .where('id', '=', op.linkId)
+      .returning('shadow')
+      .executeTakeFirst();
+    before = deletedImage(a.m, op.side, shadowFromStore(gone?.shadow) ?? {});
     linkId = null;
   } else {
     // A replayed create returns the record as it is now (maybe edited since): the shadow then takes
@@ -376,6 +394,7 @@ export async function applySuccess(
       owner_id: a.ownerId,
       sync_log_id: a.syncLogId,
       core_base_id: a.coreBaseId,
+      table_mapping_id: a.m.tableMappingId,
       core_meta_record_id: linkId,
       side: op.side,
       operation: op.kind,
