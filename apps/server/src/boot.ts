@@ -17,6 +17,7 @@ import { takeOverRun } from './jobs/sync-run';
 import { startWorkerLiveness } from './jobs/worker-liveness';
 import { type SandboxApps, startSandboxApps } from './sandbox/sandbox-apps';
 import { loadSecrets } from './secrets';
+import { blendedRuntimeFactory, withBlendedPort } from './services/blended-tables/port';
 import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
 import { createPostgresChangeListener } from './sync/postgres-change-listener';
@@ -158,6 +159,11 @@ export async function boot(
       },
     );
     const secretBox = createSecretBox(secrets.secretKey);
+    // Blended tables: a virtual connector over the user's own connections' connectors.
+    runtimeConnectors.register(
+      'blended',
+      blendedRuntimeFactory({ db, secretBox, connectors: runtimeConnectors }),
+    );
     const ctx: AppContext = {
       boss,
       config,
@@ -172,23 +178,26 @@ export async function boot(
       embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
       // The REST side (schemas, previews, samples) spends the same per-base budget as the runs: the
       // same PostgreSQL store, or together they exceed the app's limit (Airtable then locks out 30 s).
-      connectors: createConnectorRegistry({
-        allowPrivateHosts,
-        resolveItems,
-        postgresTimeouts: config.postgresTimeouts,
-        supabase: config.supabase,
-        airtable: { ...airtable, pool },
-        hubspot: { ...hubspot, pool },
-        attio: { ...attio, pool },
-        pipedrive: { ...pipedrive, pool },
-        affinity: { ...affinity, pool },
-        salesforce: { ...salesforce, pool },
-        stripe: { ...stripe, pool },
-        memberstack: { ...memberstack, pool },
-        webflow: { ...webflow, pool },
-        notion: { ...notion, pool },
-        googleSheets: { ...googleSheets, pool },
-      }),
+      connectors: withBlendedPort(
+        createConnectorRegistry({
+          allowPrivateHosts,
+          resolveItems,
+          postgresTimeouts: config.postgresTimeouts,
+          supabase: config.supabase,
+          airtable: { ...airtable, pool },
+          hubspot: { ...hubspot, pool },
+          attio: { ...attio, pool },
+          pipedrive: { ...pipedrive, pool },
+          affinity: { ...affinity, pool },
+          salesforce: { ...salesforce, pool },
+          stripe: { ...stripe, pool },
+          memberstack: { ...memberstack, pool },
+          webflow: { ...webflow, pool },
+          notion: { ...notion, pool },
+          googleSheets: { ...googleSheets, pool },
+        }),
+        db,
+      ),
       sandbox,
     };
     // Worker processes hold a liveness lock, so a dead one's runs are taken over in seconds.

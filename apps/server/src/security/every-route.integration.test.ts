@@ -34,6 +34,7 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/sync-preview\/\{id\}/, 'preview'],
   [/^\/rest\/git-sync\/\{id\}/, 'gitSync'],
   [/^\/rest\/api-import\/\{id\}/, 'apiImport'],
+  [/^\/rest\/blended-tables\/\{id\}/, 'blendedTable'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -192,6 +193,34 @@ beforeAll(async () => {
       .executeTakeFirstOrThrow()
   ).id;
 
+  theirs.blendedTable = (
+    await t.ctx.db
+      .insertInto('blended_table')
+      .values({
+        owner_id: b.userId,
+        name: "B's blend",
+        config: JSON.stringify({
+          sources: [
+            { connectionId: theirs.connection, baseRemoteId: 'public', tableRemoteId: 'public.a', name: 'A' },
+            { connectionId: theirs.connection, baseRemoteId: 'public', tableRemoteId: 'public.b', name: 'B' },
+          ],
+          defaultSource: 0,
+          fields: [
+            {
+              id: 'f1',
+              name: 'Email',
+              type: 'email',
+              sourceFields: ['email', 'email'],
+              options: {},
+              readOnly: false,
+            },
+          ],
+        }),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
   };
@@ -312,6 +341,12 @@ describe('every /rest route of the OpenAPI document', () => {
       headers: b.auth,
     });
     expect(conn.statusCode).toBe(200);
+    const blended = await t.ctx.db
+      .selectFrom('blended_table')
+      .select('id')
+      .where('id', '=', theirs.blendedTable as string)
+      .executeTakeFirst();
+    expect(blended?.id).toBe(theirs.blendedTable);
     for (const url of [
       `/rest/sync-errors/${theirs.syncError}`,
       `/rest/sync-logs/${theirs.syncLog}`,

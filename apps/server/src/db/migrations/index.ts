@@ -24,6 +24,7 @@ import * as m0023 from './0023-git-sync';
 import * as m0024 from './0024-api-import';
 import * as m0025 from './0025-preview-requested-by';
 import * as m0026 from './0026-dry-runs';
+import * as m0027 from './0027-blended-tables';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0024-api-import': m0024,
   '0025-preview-requested-by': m0025,
   '0026-dry-runs': m0026,
+  '0027-blended-tables': m0027,
 };
