@@ -62,7 +62,13 @@ export async function openSource(
     port.discoverSchema(openSecrets(ctx, conn).connectionItems, input.baseRemoteId, portContext(ctx, conn)),
   );
   const table = tables.find((t) => t.remoteId === input.tableRemoteId);
-  if (!table) throw notFound('Source table');
+  if (!table)
+    throw new HttpError(
+      404,
+      `Source table ${input.tableRemoteId} not found in ${input.baseRemoteId}`,
+      `The table ${input.tableRemoteId} was not found in ${conn.name}.`,
+      'not_found',
+    );
   const keys = Array.isArray(table.extras.primaryKey) ? table.extras.primaryKey.map(String) : [];
   const fields = table.fields.filter(
     (f) => !SKIPPED_TYPES.has(f.fieldType) && !keys.includes(f.remoteId) && f.options.primaryKey !== true,
