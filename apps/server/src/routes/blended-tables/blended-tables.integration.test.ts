@@ -304,7 +304,7 @@ describe('blended tables', () => {
     await api('DELETE', `/rest/core-bases/${core.id}?cascade=true`);
     expect(await api('DELETE', `/rest/blended-tables/${blended.id}`)).toEqual({ deleted: true });
     expect((await api('GET', '/rest/blended-tables')).items).toEqual([]);
-  });
+  }, 240_000);
 
   it('answers bad input with the error envelope', async () => {
     const one = await raw(a.auth, 'POST', '/rest/blended-tables/generate-config', {

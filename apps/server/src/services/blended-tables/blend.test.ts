@@ -50,7 +50,7 @@ const config: BlendedTableConfig = {
     { connectionId: 'c0', baseRemoteId: 'b', tableRemoteId: 't0', name: 'EU' },
     { connectionId: 'c1', baseRemoteId: 'b', tableRemoteId: 't1', name: 'US' },
   ],
-  defaultSource: 1,
+  defaultSource: 0,
   fields: [
     { id: 'f1', name: 'Email', type: 'email', sourceFields: ['email', 'mail'], options: {}, readOnly: false },
     { id: 'f2', name: 'Region', type: 'text', sourceFields: ['region', null], options: {}, readOnly: false },
@@ -114,8 +114,8 @@ describe('id routing', () => {
         fields: { f1: 'new@x.test', f2: 'North', source: 'US' },
         idempotencyKey: 'k1',
       },
-      { kind: 'create', fields: { f1: 'c@x.test', f2: 'dropped' }, idempotencyKey: 'k2' },
-      { kind: 'create', fields: { f1: 'd@x.test', source: 'EU' }, idempotencyKey: 'k3' },
+      { kind: 'create', fields: { f1: 'c@x.test', f2: 'kept' }, idempotencyKey: 'k2' },
+      { kind: 'create', fields: { f1: 'd@x.test', source: 'US' }, idempotencyKey: 'k3' },
       { kind: 'delete', remoteId: '1:b2', idempotencyKey: 'k4' },
       { kind: 'update', remoteId: '7:zz', fields: {}, idempotencyKey: 'k5' },
     ]);
@@ -126,21 +126,21 @@ describe('id routing', () => {
         fields: { email: 'new@x.test', region: 'North' },
         idempotencyKey: 'k1',
       },
-      { kind: 'create', fields: { email: 'd@x.test' }, idempotencyKey: 'k3' },
+      { kind: 'create', fields: { email: 'c@x.test', region: 'kept' }, idempotencyKey: 'k2' },
     ]);
     expect(s[1]?.writes.flatMap((w) => w.requests)).toEqual([
-      { kind: 'create', fields: { mail: 'c@x.test' }, idempotencyKey: 'k2' },
+      { kind: 'create', fields: { mail: 'd@x.test' }, idempotencyKey: 'k3' },
       { kind: 'delete', remoteId: 'b2', idempotencyKey: 'k4' },
     ]);
     expect(results.map((r) => (r.ok ? r.remoteId : r.error.code))).toEqual([
       '0:a1',
-      '1:new0',
       '0:new1',
+      '1:new0',
       '1:b2',
       'not_found',
     ]);
-    expect(results[1]).toMatchObject({
-      postImage: { id: '1:new0', fields: { f1: 'c@x.test', source: 'US' } },
+    expect(results[2]).toMatchObject({
+      postImage: { id: '1:new0', fields: { f1: 'd@x.test', source: 'US' } },
     });
   });
 
@@ -148,7 +148,7 @@ describe('id routing', () => {
     const s = [source([], { batchSize: 2 }), source([])];
     const creates: WriteRequest[] = Array.from({ length: 5 }, (_, k) => ({
       kind: 'create',
-      fields: { f1: `${k}@x.test`, source: 'EU' },
+      fields: { f1: `${k}@x.test` },
       idempotencyKey: `k${k}`,
     }));
     await writeBlended(config, async (i) => s[i] as TableConnector, creates);
