@@ -92,7 +92,7 @@ function SourcePicker({
           onChange={(v) => onChange({ connectionId: v, baseRemoteId: null, tableRemoteId: null })}
         />
         <Select
-          label="Base"
+          label={`Source ${index + 1}: base`}
           placeholder={bases.isLoading ? 'Loading…' : 'Choose a base'}
           data={(bases.data?.basePreviews ?? []).map((b) => ({ value: b.remoteId, label: b.name }))}
           value={pick.baseRemoteId}
@@ -100,7 +100,7 @@ function SourcePicker({
           onChange={(v) => onChange({ ...pick, baseRemoteId: v, tableRemoteId: null })}
         />
         <Select
-          label="Table"
+          label={`Source ${index + 1}: table`}
           placeholder={tables.isLoading ? 'Loading…' : 'Choose a table'}
           data={(tables.data?.tables ?? []).map((t) => ({ value: t.remoteId, label: t.name }))}
           value={pick.tableRemoteId}
