@@ -259,6 +259,14 @@ describe('blended tables', () => {
         'Edited in Airtable',
     );
 
+    // And an edit in a PostgreSQL source (EU).
+    await query(eu, `update people set name = 'Bo edited in EU' where email = 'bo@eu.test'`);
+    await syncNow(
+      async () =>
+        (await query(hub, `select name from everyone where email = 'bo@eu.test'`))[0]?.name ===
+        'Bo edited in EU',
+    );
+
     // A create in the third app lands in the default source (EU), and comes back with its Source.
     await query(hub, `insert into everyone (email, name) values ('new@hub.test', 'New in hub')`);
     await syncNow(

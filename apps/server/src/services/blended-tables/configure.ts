@@ -7,7 +7,7 @@ import {
   type BlendedSourceInput,
   type ConnectorType,
 } from '@lockstep/contract';
-import { type AutomapColumn, automapFields, type SampleValues } from '@lockstep/engine';
+import { type AutomapColumn, automapFields, FIELD_TYPES, type SampleValues } from '@lockstep/engine';
 import type { DiscoveredField, DiscoveredTable } from '../../connectors/connector-port';
 import type { AppContext, Principal } from '../../http/context';
 import { HttpError, notFound } from '../../http/http-error';
@@ -17,6 +17,7 @@ import { openSourceConnector } from './store';
 
 /** Field types a blended table does not carry: relations inside the sources are out of scope. */
 const SKIPPED_TYPES = new Set(['relations']);
+const BLENDABLE = new Set<string>(FIELD_TYPES.filter((t) => !SKIPPED_TYPES.has(t)));
 
 export type OpenedSource = {
   input: BlendedSourceInput;
@@ -142,7 +143,8 @@ export function proposeFields(
     sourceFields[index] = f.remoteId;
     proposed.push({
       name: f.name,
-      type: (f.fieldType === 'relations' ? 'json' : f.fieldType) as ProposedField['type'],
+      // A type a blended table does not carry (relations, an app's own) is passed through as json.
+      type: (BLENDABLE.has(f.fieldType) ? f.fieldType : 'json') as ProposedField['type'],
       sourceFields,
       options: f.options,
       readOnly: f.readOnly,
@@ -177,7 +179,7 @@ export function proposeFields(
       if (!paired.has(f.remoteId)) add(j, f, `${f.name} from source ${j + 1} (no match)`);
   }
   // A field only read-only sources give stays read-only; one a source can write is writable there.
-  return proposed.filter((p) => p.name !== 'Source' || p.sourceFields.some((x) => x !== null));
+  return proposed;
 }
 
 export async function generateConfig(ctx: AppContext, principal: Principal, inputs: BlendedSourceInput[]) {
