@@ -306,12 +306,18 @@ describe('blended tables', () => {
     });
     expect(attach.status).toBe(404);
 
+    // A source connection cannot be deleted from under it.
+    const connGone = await raw(a.auth, 'DELETE', `/rest/external-connections/${usConn.id}`);
+    expect(connGone.status).toBe(409);
+    expect(connGone.body.response.userFacingMessage).toMatch(/source of the blended table "All people"/);
+
     // Once the sync is gone, it can be deleted.
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'off' });
     await settleSync(t.ctx.db, core.id, async () => true, 30_000);
     await api('DELETE', `/rest/core-bases/${core.id}?cascade=true`);
     expect(await api('DELETE', `/rest/blended-tables/${blended.id}`)).toEqual({ deleted: true });
     expect((await api('GET', '/rest/blended-tables')).items).toEqual([]);
+    expect(await api('DELETE', `/rest/external-connections/${usConn.id}`)).toEqual({ deleted: true });
   }, 240_000);
 
   it('answers bad input with the error envelope', async () => {
