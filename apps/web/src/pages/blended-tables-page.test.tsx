@@ -202,6 +202,8 @@ describe('BlendedTablesPage', () => {
     // Rename one field, drop another.
     fireEvent.change(within(fields).getByLabelText('Name of field 1'), { target: { value: 'Email' } });
     fireEvent.click(within(fields).getByLabelText('Keep Notes'));
+    // Re-pair: name no longer comes from the EU table.
+    await pick('name in people (EU)', '(none)');
     fireEvent.click(screen.getByText('Preview'));
     const preview = await screen.findByTestId('blended-preview');
     expect(within(preview).getByText('cy@at.test')).toBeTruthy();
@@ -219,7 +221,7 @@ describe('BlendedTablesPage', () => {
       sources,
       fields: [
         { name: 'Email', sourceFields: ['email', 'fldEmail'] },
-        { name: 'name', sourceFields: ['name', 'fldName'] },
+        { name: 'name', sourceFields: [null, 'fldName'] },
       ],
     });
   }, 30_000);
