@@ -178,28 +178,26 @@ export async function boot(
       embeddedDatabaseUrl: embedded ? (database: string) => embedded.url(database) : null,
       // The REST side (schemas, previews, samples) spends the same per-base budget as the runs: the
       // same PostgreSQL store, or together they exceed the app's limit (Airtable then locks out 30 s).
-      connectors: withBlendedPort(
-        createConnectorRegistry({
-          allowPrivateHosts,
-          resolveItems,
-          postgresTimeouts: config.postgresTimeouts,
-          supabase: config.supabase,
-          airtable: { ...airtable, pool },
-          hubspot: { ...hubspot, pool },
-          attio: { ...attio, pool },
-          pipedrive: { ...pipedrive, pool },
-          affinity: { ...affinity, pool },
-          salesforce: { ...salesforce, pool },
-          stripe: { ...stripe, pool },
-          memberstack: { ...memberstack, pool },
-          webflow: { ...webflow, pool },
-          notion: { ...notion, pool },
-          googleSheets: { ...googleSheets, pool },
-        }),
-        db,
-      ),
+      connectors: createConnectorRegistry({
+        allowPrivateHosts,
+        resolveItems,
+        postgresTimeouts: config.postgresTimeouts,
+        supabase: config.supabase,
+        airtable: { ...airtable, pool },
+        hubspot: { ...hubspot, pool },
+        attio: { ...attio, pool },
+        pipedrive: { ...pipedrive, pool },
+        affinity: { ...affinity, pool },
+        salesforce: { ...salesforce, pool },
+        stripe: { ...stripe, pool },
+        memberstack: { ...memberstack, pool },
+        webflow: { ...webflow, pool },
+        notion: { ...notion, pool },
+        googleSheets: { ...googleSheets, pool },
+      }),
       sandbox,
     };
+    ctx.connectors = withBlendedPort(ctx.connectors, db);
     // Worker processes hold a liveness lock, so a dead one's runs are taken over in seconds.
     const liveness =
       (options.runWorkers ?? config.role !== 'api')

@@ -171,6 +171,7 @@ export function proposeFields(
       const f = fields.find((x) => x.remoteId === p.rightColumnId);
       if (!target || !f || target.sourceFields[j] !== null) continue;
       target.sourceFields[j] = f.remoteId;
+      // Read-only only when every source's field is (a writable one is written where it exists).
       target.readOnly = target.readOnly && f.readOnly;
       target.reasons.push(`${f.name} from source ${j + 1}: ${p.explanation}`);
       paired.add(f.remoteId);
@@ -178,7 +179,6 @@ export function proposeFields(
     for (const f of fields)
       if (!paired.has(f.remoteId)) add(j, f, `${f.name} from source ${j + 1} (no match)`);
   }
-  // A field only read-only sources give stays read-only; one a source can write is writable there.
   return proposed;
 }
 

@@ -1,10 +1,5 @@
 import { type Capabilities, ConnectorError, type TableConnector } from '@lockstep/connectors';
-import {
-  BLENDED_BASE_REMOTE_ID,
-  BLENDED_SOURCE_FIELD_ID,
-  type BlendedTable,
-  BlendedTableConfig,
-} from '@lockstep/contract';
+import { BLENDED_SOURCE_FIELD_ID, type BlendedTable, BlendedTableConfig } from '@lockstep/contract';
 import type { Selectable } from 'kysely';
 import type { DiscoveredTable } from '../../connectors/connector-port';
 import type { Db } from '../../db/database';
@@ -118,8 +113,6 @@ export async function discoverBlendedSchema(db: Db, ownerId: string): Promise<Di
     };
   });
 }
-
-export { BLENDED_BASE_REMOTE_ID };
 
 /**
  * A source's runtime connector, opened with its connection's credentials. The connection must
