@@ -17,6 +17,7 @@ import { takeOverRun } from './jobs/sync-run';
 import { startWorkerLiveness } from './jobs/worker-liveness';
 import { type SandboxApps, startSandboxApps } from './sandbox/sandbox-apps';
 import { loadSecrets } from './secrets';
+import { blendedRuntimeFactory, withBlendedPort } from './services/blended-tables/port';
 import { createSecretBox } from './services/secret-box';
 import { ensureProfile, grantStaff } from './services/users';
 import { createPostgresChangeListener } from './sync/postgres-change-listener';
@@ -158,6 +159,11 @@ export async function boot(
       },
     );
     const secretBox = createSecretBox(secrets.secretKey);
+    // Blended tables: a virtual connector over the user's own connections' connectors.
+    runtimeConnectors.register(
+      'blended',
+      blendedRuntimeFactory({ db, secretBox, connectors: runtimeConnectors }),
+    );
     const ctx: AppContext = {
       boss,
       config,
@@ -191,6 +197,7 @@ export async function boot(
       }),
       sandbox,
     };
+    ctx.connectors = withBlendedPort(ctx.connectors, db);
     // Worker processes hold a liveness lock, so a dead one's runs are taken over in seconds.
     const liveness =
       (options.runWorkers ?? config.role !== 'api')

@@ -110,6 +110,13 @@ export const router = createBrowserRouter([
                     ),
                   },
                   {
+                    path: '/blended-tables',
+                    lazy: lazyPage(
+                      () => import('./pages/blended-tables-page'),
+                      (m) => m.BlendedTablesPage,
+                    ),
+                  },
+                  {
                     path: '/get-started',
                     lazy: lazyPage(
                       () => import('./pages/get-started-page'),

@@ -14,6 +14,8 @@ export const ConnectorType = z.enum([
   'postgresql',
   'supabase',
   'memberstack',
+  /** Lockstep's own virtual connector: the user's blended tables (made by Lockstep, not by users). */
+  'blended',
 ]);
 export type ConnectorType = z.infer<typeof ConnectorType>;
 
@@ -87,6 +89,7 @@ const DISPLAY_NAMES: Record<ConnectorType, string> = {
   postgresql: 'PostgreSQL',
   supabase: 'Supabase',
   memberstack: 'Memberstack',
+  blended: 'Blended tables',
 };
 
 export function connectorDisplayName(type: ConnectorType): string {

@@ -1,5 +1,6 @@
 export * from './api-import';
 export * from './automap';
+export * from './blended-tables';
 export * from './connections';
 export * from './constants';
 export * from './core-bases';

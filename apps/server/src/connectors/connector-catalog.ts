@@ -300,6 +300,18 @@ const CATALOG: Entry[] = [
   },
 ];
 
+/**
+ * Lockstep's own connector for the user's blended tables: not offered in the catalog (its one
+ * connection is made by Lockstep with the first blended table), and it takes no items.
+ */
+const BLENDED: Entry = {
+  displayName: 'Blended tables',
+  connectorType: 'blended',
+  auth: { type: 'connection_items', requiredItems: [] },
+  requiredBaseExtras: [],
+  isInBeta: true,
+};
+
 export function connectorCatalog(registry: ConnectorRegistry): ConnectorInfo[] {
   return CATALOG.map((info) => {
     const port = registry.get(info.connectorType);
@@ -317,6 +329,7 @@ export function connectorCatalog(registry: ConnectorRegistry): ConnectorInfo[] {
 
 /** The static description of one connector (what it needs to connect). */
 export function connectorInfo(type: ConnectorType): Entry {
+  if (type === 'blended') return BLENDED;
   const info = CATALOG.find((c) => c.connectorType === type);
   if (!info) throw new Error(`No connector ${type}`);
   return info;

@@ -271,6 +271,16 @@ export type ApiImportTable = {
   updated_at: Timestamp;
 };
 
+export type BlendedTableTable = {
+  id: Generated<string>;
+  owner_id: string;
+  name: string;
+  /** Sources, default source and fields (BlendedTableConfig of @lockstep/contract). */
+  config: Json<unknown>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type SyncPreviewRecordTable = {
   id: Generated<number>;
   sync_preview_id: string;
@@ -585,6 +595,7 @@ export type Database = {
   trace_log: TraceLogTable;
   sync_log_export: SyncLogExportTable;
   api_import: ApiImportTable;
+  blended_table: BlendedTableTable;
   sync_cursor: SyncCursorTable;
   first_sync_state: FirstSyncStateTable;
   first_sync_record: FirstSyncRecordTable;

@@ -11,6 +11,11 @@ import { runApiImportNow } from './api-import/run-api-import';
 import { apiImportTargetTables } from './api-import/target-tables';
 import { automapFieldsRoute } from './automap/automap-fields';
 import { automapTablesRoute } from './automap/automap-tables';
+import { createBlendedTable } from './blended-tables/create-blended-table';
+import { deleteBlendedTable } from './blended-tables/delete-blended-table';
+import { generateBlendedConfig } from './blended-tables/generate-config';
+import { listBlendedTables } from './blended-tables/list-blended-tables';
+import { previewBlendedTable } from './blended-tables/preview-blended-table';
 import { createExternalConnection } from './connections/create-external-connection';
 import { deleteExternalConnection } from './connections/delete-external-connection';
 import { expectNotionHandshake } from './connections/expect-notion-handshake';
@@ -273,6 +278,11 @@ export function registerRestRoutes(app: RestApp, ctx: AppContext) {
     deleteWebhook,
     listWebhookDeliveries,
     testWebhook,
+    generateBlendedConfig,
+    previewBlendedTable,
+    createBlendedTable,
+    listBlendedTables,
+    deleteBlendedTable,
   ]) {
     register(app, ctx);
   }

@@ -36,6 +36,7 @@ const RESOURCE_OF: [RegExp, string][] = [
   [/^\/rest\/api-import\/\{id\}/, 'apiImport'],
   [/^\/rest\/developer\/tokens\/\{id\}/, 'apiToken'],
   [/^\/rest\/developer\/webhooks\/\{id\}/, 'webhook'],
+  [/^\/rest\/blended-tables\/\{id\}/, 'blendedTable'],
 ];
 /** Parameters named for what they hold, wherever they appear. */
 const PARAM_OF: Record<string, string> = {
@@ -198,6 +199,34 @@ beforeAll(async () => {
     await post('/rest/developer/webhooks', { url: 'https://example.com/b-hooks', events: ['issue.opened'] })
   ).id;
 
+  theirs.blendedTable = (
+    await t.ctx.db
+      .insertInto('blended_table')
+      .values({
+        owner_id: b.userId,
+        name: "B's blend",
+        config: JSON.stringify({
+          sources: [
+            { connectionId: theirs.connection, baseRemoteId: 'public', tableRemoteId: 'public.a', name: 'A' },
+            { connectionId: theirs.connection, baseRemoteId: 'public', tableRemoteId: 'public.b', name: 'B' },
+          ],
+          defaultSource: 0,
+          fields: [
+            {
+              id: 'f1',
+              name: 'Email',
+              type: 'email',
+              sourceFields: ['email', 'email'],
+              options: {},
+              readOnly: false,
+            },
+          ],
+        }),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+
   const doc = (await t.app.inject('/api/docs/json')).json() as {
     paths: Record<string, Record<string, Operation>>;
   };
@@ -322,6 +351,12 @@ describe('every /rest route of the OpenAPI document', () => {
     expect(hooks.items).toEqual([expect.objectContaining({ id: theirs.webhook, paused: false })]);
     const tokens = (await t.app.inject({ url: '/rest/developer/tokens', headers: b.auth })).json();
     expect(tokens.items.map((x: { id: string }) => x.id)).toEqual([theirs.apiToken]);
+    const blended = await t.ctx.db
+      .selectFrom('blended_table')
+      .select('id')
+      .where('id', '=', theirs.blendedTable as string)
+      .executeTakeFirst();
+    expect(blended?.id).toBe(theirs.blendedTable);
     for (const url of [
       `/rest/sync-errors/${theirs.syncError}`,
       `/rest/sync-logs/${theirs.syncLog}`,

@@ -17,6 +17,7 @@ const NAV = [
   { to: '/issues', label: 'Issues' },
   { to: '/operations', label: 'Operations' },
   { to: '/api-import', label: 'API import' },
+  { to: '/blended-tables', label: 'Blended tables' },
   { to: '/get-started', label: 'Get started' },
   { to: '/git-sync/core-bases', label: 'Git sync' },
   { to: '/settings', label: 'Settings' },

@@ -369,7 +369,7 @@ function ChooseConnection({
           }}
         />
       ) : null}
-      {showDemos || existing.length > 0 ? (
+      {(showDemos || existing.length > 0) && info.connectorType !== 'blended' ? (
         <Divider label="or connect a new one" labelPosition="left" />
       ) : null}
       {info.auth.type === 'oauth2' && info.auth.signInAvailable === false ? (
@@ -389,9 +389,15 @@ function ChooseConnection({
           {oauth.error ? <ErrorAlert error={oauth.error} title={`${info.displayName} sign-in`} /> : null}
         </Stack>
       ) : null}
-      {info.auth.type === 'oauth2' &&
-      info.auth.requiredItems.length === 0 &&
-      info.auth.signInAvailable !== false ? null : (
+      {info.connectorType === 'blended' ? (
+        <Text size="sm" c="dimmed">
+          Lockstep made this connection with your first blended table; make more on the Blended tables page.
+        </Text>
+      ) : null}
+      {info.connectorType === 'blended' ||
+      (info.auth.type === 'oauth2' &&
+        info.auth.requiredItems.length === 0 &&
+        info.auth.signInAvailable !== false) ? null : (
         <>
           {create.error ? (
             <ErrorAlert error={create.error} title={`Could not connect to ${info.displayName}`} />
@@ -414,12 +420,31 @@ function ChooseConnection({
   );
 }
 
+/** The virtual app whose base "Blended tables" holds the user's blended tables (page Blended tables). */
+const BLENDED_APP: ConnectorInfo = {
+  displayName: 'Blended tables',
+  connectorType: 'blended',
+  auth: { type: 'connection_items', requiredItems: [] },
+  requiredBaseExtras: [],
+  isInBeta: true,
+  available: true,
+  unavailableReason: null,
+};
+
 /**
  * One side of a sync: the app, a connection to it and the base to sync. Once chosen, the base
  * shows with its tables; the schema can be read again after changes in the app.
  */
 export function SideSetup({ coreBase, side }: { coreBase: CoreBase; side: Side }) {
-  const infos = useConnectorInfo();
+  const catalog = useConnectorInfo();
+  // The user's blended tables are an app of their own once they have one (its connection is Lockstep's).
+  const blended = useConnections('blended');
+  const infos = {
+    ...catalog,
+    data: catalog.data
+      ? [...catalog.data, ...((blended.data?.items.length ?? 0) > 0 ? [BLENDED_APP] : [])]
+      : undefined,
+  };
   const invalidate = useInvalidateSync();
   const [type, setType] = useState<string | null>(null);
   const [connection, setConnection] = useState<ExternalConnection | null>(null);

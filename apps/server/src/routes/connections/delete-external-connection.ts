@@ -1,4 +1,5 @@
 import { type ConnectorType, connectorDisplayName } from '@lockstep/contract';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { ConnectionProblem } from '../../connectors/connector-port';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
@@ -30,6 +31,21 @@ export function deleteExternalConnection(app: RestApp, ctx: AppContext) {
           409,
           'Connection in use',
           `This connection is used by ${used.map((u) => `"${u.name}"`).join(', ')}. Delete or change those syncs first.`,
+          'conflict',
+        );
+      }
+      // A blended table reading this connection would break: it is edited or deleted first.
+      const blends = await ctx.db
+        .selectFrom('blended_table')
+        .select('name')
+        .where('owner_id', '=', row.owner_id)
+        .where(sql<boolean>`config->'sources' @> ${JSON.stringify([{ connectionId: row.id }])}::jsonb`)
+        .execute();
+      if (blends.length > 0) {
+        throw new HttpError(
+          409,
+          'Connection in use by blended tables',
+          `This connection is a source of the blended table${blends.length === 1 ? '' : 's'} ${blends.map((b) => `"${b.name}"`).join(', ')}. Delete ${blends.length === 1 ? 'it' : 'them'} first.`,
           'conflict',
         );
       }
