@@ -99,3 +99,75 @@ export async function setUpPeopleSync(
   });
   return { id: core.id };
 }
+
+/** A table of a base as the REST schema answers it. */
+export type SchemaTable = { id: string; name: string; externalColumns: { id: string; name: string }[] };
+
+/** The id of a table's field by name; fails naming the fields there when it is missing. */
+export function fieldId(table: SchemaTable, name: string): string {
+  const c = table.externalColumns.find((x) => x.name === name);
+  if (!c) throw new Error(`no field ${name} in ${table.name}: ${table.externalColumns.map((x) => x.name)}`);
+  return c.id;
+}
+
+/**
+ * A sync of an app (left, through a connection made already) with a PostgreSQL database (right),
+ * set up over REST as a user would: a PostgreSQL connection, both bases attached, and each table
+ * pair mapped by name (`fields`: app field, PostgreSQL column), matched on the app field `matchOn`
+ * when given. Left off.
+ */
+export async function setUpAppPostgresSync(
+  api: Api,
+  options: {
+    name: string;
+    app: { type: string; name: string; connectionId: string; remoteId: string };
+    pgUrl: string;
+    tables: { left: string; right: string; fields: [string, string][]; matchOn?: string }[];
+  },
+): Promise<{ id: string; left: SchemaTable[]; right: SchemaTable[] }> {
+  const pgConn = await api('POST', '/rest/external-connections', {
+    type: 'postgresql',
+    connectionItems: { connectionString: options.pgUrl },
+  });
+  const core = await api('POST', '/rest/core-bases', { name: options.name });
+  await api('POST', '/rest/external-bases', {
+    type: options.app.type,
+    name: options.app.name,
+    remoteId: options.app.remoteId,
+    coreBaseId: core.id,
+    externalConnectionId: options.app.connectionId,
+    side: 'left',
+  });
+  const full = await api('POST', '/rest/external-bases', {
+    type: 'postgresql',
+    name: 'PostgreSQL',
+    remoteId: 'public',
+    coreBaseId: core.id,
+    externalConnectionId: pgConn.id,
+    side: 'right',
+  });
+  const left = full.leftExternalBase.externalTables as SchemaTable[];
+  const right = full.rightExternalBase.externalTables as SchemaTable[];
+  const table = (tables: SchemaTable[], name: string) => {
+    const found = tables.find((x) => x.name === name);
+    if (!found) throw new Error(`no table ${name}: ${tables.map((x) => x.name)}`);
+    return found;
+  };
+  await api('PATCH', `/rest/core-bases/${core.id}`, {
+    mappings: {
+      tableMappings: options.tables.map((pair) => {
+        const [lt, rt] = [table(left, pair.left), table(right, pair.right)];
+        return {
+          leftTableId: lt.id,
+          rightTableId: rt.id,
+          ...(pair.matchOn ? { matchOnFieldId: fieldId(lt, pair.matchOn) } : {}),
+          columnMappings: pair.fields.map(([l, r]) => ({
+            leftColumnId: fieldId(lt, l),
+            rightColumnId: fieldId(rt, r),
+          })),
+        };
+      }),
+    },
+  });
+  return { id: core.id as string, left, right };
+}

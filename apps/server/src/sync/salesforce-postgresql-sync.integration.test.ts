@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type SalesforceSimulator, startSalesforceSimulator } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, query } from '../../test/pg-pair';
+import { type Api, apiAs, query, setUpAppPostgresSync } from '../../test/pg-pair';
 import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
@@ -363,46 +363,27 @@ describe('Salesforce <-> PostgreSQL through the runtime', () => {
     });
     const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
       .basePreviews as { remoteId: string }[];
-    const pgConn = await api('POST', '/rest/external-connections', {
-      type: 'postgresql',
-      connectionItems: { connectionString: pgUrl },
-    });
-    const core = await api('POST', '/rest/core-bases', { name: 'Salesforce leads <-> leads' });
-    await api('POST', '/rest/external-bases', {
-      type: 'salesforce',
-      name: 'Salesforce',
-      remoteId: base?.remoteId,
-      coreBaseId: core.id,
-      externalConnectionId: conn.id,
-      side: 'left',
-    });
-    const full = await api('POST', '/rest/external-bases', {
-      type: 'postgresql',
-      name: 'Leads',
-      remoteId: 'public',
-      coreBaseId: core.id,
-      externalConnectionId: pgConn.id,
-      side: 'right',
-    });
-    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
-    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Leads') as Table;
-    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'leads') as Table;
-    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: lt.id,
-            rightTableId: rt.id,
-            matchOnFieldId: col(lt, 'Email'),
-            columnMappings: [
-              ['Email', 'email'],
-              ['Last Name', 'last_name'],
-              ['Company', 'company'],
-            ].map(([l, r]) => ({ leftColumnId: col(lt, l as string), rightColumnId: col(rt, r as string) })),
-          },
-        ],
+    const core = await setUpAppPostgresSync(api, {
+      name: 'Salesforce leads <-> leads',
+      app: {
+        type: 'salesforce',
+        name: 'Salesforce',
+        connectionId: conn.id,
+        remoteId: base?.remoteId as string,
       },
+      pgUrl,
+      tables: [
+        {
+          left: 'Leads',
+          right: 'leads',
+          matchOn: 'Email',
+          fields: [
+            ['Email', 'email'],
+            ['Last Name', 'last_name'],
+            ['Company', 'company'],
+          ],
+        },
+      ],
     });
     const from = sim.requestLog.entries.length;
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type StripeSimulator, startStripeSimulator } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, query } from '../../test/pg-pair';
+import { type Api, apiAs, query, setUpAppPostgresSync } from '../../test/pg-pair';
 import { settleSync, syncRuns } from '../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
@@ -339,45 +339,21 @@ describe('Stripe <-> PostgreSQL through the runtime', () => {
     });
     const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
       .basePreviews as { remoteId: string }[];
-    const pgConn = await api('POST', '/rest/external-connections', {
-      type: 'postgresql',
-      connectionItems: { connectionString: pgUrl },
-    });
-    const core = await api('POST', '/rest/core-bases', { name: 'Stripe prices <-> prices' });
-    await api('POST', '/rest/external-bases', {
-      type: 'stripe',
-      name: 'Stripe',
-      remoteId: base?.remoteId,
-      coreBaseId: core.id,
-      externalConnectionId: conn.id,
-      side: 'left',
-    });
-    const full = await api('POST', '/rest/external-bases', {
-      type: 'postgresql',
-      name: 'Prices',
-      remoteId: 'public',
-      coreBaseId: core.id,
-      externalConnectionId: pgConn.id,
-      side: 'right',
-    });
-    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
-    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Prices') as Table;
-    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'prices') as Table;
-    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: lt.id,
-            rightTableId: rt.id,
-            columnMappings: [
-              ['Nickname', 'nickname'],
-              ['Amount', 'amount'],
-              ['Lookup key', 'lookup_key'],
-            ].map(([l, r]) => ({ leftColumnId: col(lt, l as string), rightColumnId: col(rt, r as string) })),
-          },
-        ],
-      },
+    const core = await setUpAppPostgresSync(api, {
+      name: 'Stripe prices <-> prices',
+      app: { type: 'stripe', name: 'Stripe', connectionId: conn.id, remoteId: base?.remoteId as string },
+      pgUrl,
+      tables: [
+        {
+          left: 'Prices',
+          right: 'prices',
+          fields: [
+            ['Nickname', 'nickname'],
+            ['Amount', 'amount'],
+            ['Lookup key', 'lookup_key'],
+          ],
+        },
+      ],
     });
     const active = () => sim.state.all('price', false).filter((p) => p.active === true);
     const count = active().length;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type AttioSimulator, startAttioSimulator } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, query } from '../../../test/pg-pair';
+import { type Api, apiAs, query, setUpAppPostgresSync } from '../../../test/pg-pair';
 import { settleSync, syncRuns } from '../../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 import { ensureDatabase } from '../../db/database';
@@ -140,45 +140,21 @@ describe('Attio OAuth (sign in with Attio)', () => {
 
     // Attio People <-> PostgreSQL people through the OAuth connection.
     await sql(`insert into people (email, first_name) values ('new.oauth@example.com', 'Nova')`);
-    const pgConn = await api('POST', '/rest/external-connections', {
-      type: 'postgresql',
-      connectionItems: { connectionString: pgUrl },
-    });
-    const core = await api('POST', '/rest/core-bases', { name: 'Attio (OAuth) <-> people' });
-    await api('POST', '/rest/external-bases', {
-      type: 'attio',
-      name: 'Attio',
-      remoteId: sim.state.workspace.id,
-      coreBaseId: core.id,
-      externalConnectionId: conn.id,
-      side: 'left',
-    });
-    const full = await api('POST', '/rest/external-bases', {
-      type: 'postgresql',
-      name: 'People',
-      remoteId: 'public',
-      coreBaseId: core.id,
-      externalConnectionId: pgConn.id,
-      side: 'right',
-    });
-    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
-    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'People') as Table;
-    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'people') as Table;
-    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: lt.id,
-            rightTableId: rt.id,
-            matchOnFieldId: col(lt, 'Email addresses'),
-            columnMappings: [
-              { leftColumnId: col(lt, 'Email addresses'), rightColumnId: col(rt, 'email') },
-              { leftColumnId: col(lt, 'Name (first)'), rightColumnId: col(rt, 'first_name') },
-            ],
-          },
-        ],
-      },
+    const core = await setUpAppPostgresSync(api, {
+      name: 'Attio (OAuth) <-> people',
+      app: { type: 'attio', name: 'Attio', connectionId: conn.id, remoteId: sim.state.workspace.id },
+      pgUrl,
+      tables: [
+        {
+          left: 'People',
+          right: 'people',
+          fields: [
+            ['Email addresses', 'email'],
+            ['Name (first)', 'first_name'],
+          ],
+          matchOn: 'Email addresses',
+        },
+      ],
     });
     const inAttio = sim.state.queryableRecords('people').length;
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });

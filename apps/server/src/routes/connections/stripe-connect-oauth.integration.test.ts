@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type StripeSimulator, startStripeSimulator } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, query } from '../../../test/pg-pair';
+import { type Api, apiAs, query, setUpAppPostgresSync } from '../../../test/pg-pair';
 import { settleSync, syncRuns } from '../../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 import { ensureDatabase } from '../../db/database';
@@ -139,47 +139,21 @@ describe('Stripe Connect OAuth (sign in with Stripe)', () => {
     shop.create('customer', { email: 'only.in.shop@example.com', name: 'Shop Only' });
     const { code, verifier } = await authorize();
     const conn = (await callback(code, verifier)).json();
-    const pgConn = await api('POST', '/rest/external-connections', {
-      type: 'postgresql',
-      connectionItems: { connectionString: pgUrl },
-    });
-    const core = await api('POST', '/rest/core-bases', { name: 'Stripe (Connect) <-> customers' });
-    await api('POST', '/rest/external-bases', {
-      type: 'stripe',
-      name: 'Stripe',
-      remoteId: shopId,
-      coreBaseId: core.id,
-      externalConnectionId: conn.id,
-      side: 'left',
-    });
-    const full = await api('POST', '/rest/external-bases', {
-      type: 'postgresql',
-      name: 'Customers',
-      remoteId: 'public',
-      coreBaseId: core.id,
-      externalConnectionId: pgConn.id,
-      side: 'right',
-    });
-    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
-    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Customers') as Table;
-    const rt = (full.rightExternalBase.externalTables as Table[]).find(
-      (x) => x.name === 'customers',
-    ) as Table;
-    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: lt.id,
-            rightTableId: rt.id,
-            matchOnFieldId: col(lt, 'Email'),
-            columnMappings: [
-              { leftColumnId: col(lt, 'Email'), rightColumnId: col(rt, 'email') },
-              { leftColumnId: col(lt, 'Name'), rightColumnId: col(rt, 'name') },
-            ],
-          },
-        ],
-      },
+    const core = await setUpAppPostgresSync(api, {
+      name: 'Stripe (Connect) <-> customers',
+      app: { type: 'stripe', name: 'Stripe', connectionId: conn.id, remoteId: shopId },
+      pgUrl,
+      tables: [
+        {
+          left: 'Customers',
+          right: 'customers',
+          fields: [
+            ['Email', 'email'],
+            ['Name', 'name'],
+          ],
+          matchOn: 'Email',
+        },
+      ],
     });
     const theirs = shop.state.all('customer', false).map((c) => c.email as string);
     expect(theirs).toHaveLength(5);

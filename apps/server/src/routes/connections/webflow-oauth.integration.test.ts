@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { startWebflowSimulator, type WebflowSimulator } from '@lockstep/simulators';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type Api, apiAs, query } from '../../../test/pg-pair';
+import { type Api, apiAs, query, setUpAppPostgresSync } from '../../../test/pg-pair';
 import { settleSync, syncRuns } from '../../../test/settle';
 import { createTestApp, signUp, type TestApp } from '../../../test/test-app';
 import { ensureDatabase } from '../../db/database';
@@ -134,45 +134,21 @@ describe('Webflow OAuth (sign in with Webflow)', () => {
     const [base] = (await api('PATCH', `/rest/external-connections/${conn.id}/fetch-base-previews`, {}))
       .basePreviews as { remoteId: string }[];
     expect(base?.remoteId).toBe(sim.siteId);
-    const pgConn = await api('POST', '/rest/external-connections', {
-      type: 'postgresql',
-      connectionItems: { connectionString: pgUrl },
-    });
-    const core = await api('POST', '/rest/core-bases', { name: 'Webflow (OAuth) <-> people' });
-    await api('POST', '/rest/external-bases', {
-      type: 'webflow',
-      name: 'Webflow',
-      remoteId: sim.siteId,
-      coreBaseId: core.id,
-      externalConnectionId: conn.id,
-      side: 'left',
-    });
-    const full = await api('POST', '/rest/external-bases', {
-      type: 'postgresql',
-      name: 'People',
-      remoteId: 'public',
-      coreBaseId: core.id,
-      externalConnectionId: pgConn.id,
-      side: 'right',
-    });
-    type Table = { id: string; name: string; externalColumns: { id: string; name: string }[] };
-    const lt = (full.leftExternalBase.externalTables as Table[]).find((x) => x.name === 'Contacts') as Table;
-    const rt = (full.rightExternalBase.externalTables as Table[]).find((x) => x.name === 'people') as Table;
-    const col = (tbl: Table, name: string) => tbl.externalColumns.find((x) => x.name === name)?.id as string;
-    await api('PATCH', `/rest/core-bases/${core.id}`, {
-      mappings: {
-        tableMappings: [
-          {
-            leftTableId: lt.id,
-            rightTableId: rt.id,
-            matchOnFieldId: col(lt, 'Email'),
-            columnMappings: [
-              { leftColumnId: col(lt, 'Email'), rightColumnId: col(rt, 'email') },
-              { leftColumnId: col(lt, 'Name'), rightColumnId: col(rt, 'name') },
-            ],
-          },
-        ],
-      },
+    const core = await setUpAppPostgresSync(api, {
+      name: 'Webflow (OAuth) <-> people',
+      app: { type: 'webflow', name: 'Webflow', connectionId: conn.id, remoteId: sim.siteId },
+      pgUrl,
+      tables: [
+        {
+          left: 'Contacts',
+          right: 'people',
+          fields: [
+            ['Email', 'email'],
+            ['Name', 'name'],
+          ],
+          matchOn: 'Email',
+        },
+      ],
     });
     const before = sim.requestLog.count({ path: `/v2/collections/${sim.crm?.collections.contacts}/items` });
     await api('PATCH', `/rest/core-bases/${core.id}`, { syncState: 'on' });
