@@ -107,6 +107,20 @@ const appCalls = (port: AppPort) => ({
     guarded(() => port.exchangeCode(input)),
 });
 
+type AuthorizeInput = Parameters<NonNullable<ConnectorPort['authorizeUrl']>>[0];
+
+/** The app's sign-in page; a port that cannot make it (sign-in not set up here) says so as bad input. */
+const signInUrl =
+  (port: { authorizeUrl(input: AuthorizeInput): string }) =>
+  (input: AuthorizeInput): string => {
+    try {
+      return port.authorizeUrl(input);
+    } catch (error) {
+      if (error instanceof ConnectorError) throw new ConnectionProblem('validation', error.userFacingMessage);
+      throw error;
+    }
+  };
+
 /** The calls of an app connected by a key or token only (no sign-in): its connector errors guarded. */
 const tokenCalls = (port: {
   check(items: Record<string, string>): Promise<{ accountEmail: string | null }>;
@@ -199,15 +213,7 @@ const airtable = (settings: AirtableSettings): ConnectorPort => {
     ...appCalls(port),
     ...schemaCalls(port),
     signInConfigured: Boolean(settings.clientId),
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
   };
 };
 
@@ -222,15 +228,7 @@ const hubspot = (settings: HubSpotSettings): ConnectorPort => {
     type: 'hubspot',
     ...appCalls(port),
     signInConfigured: Boolean(settings.clientId && settings.clientSecret),
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
   };
 };
 
@@ -245,15 +243,7 @@ const attio = (settings: AttioSettings): ConnectorPort => {
     type: 'attio',
     signInConfigured: Boolean(settings.clientId && settings.clientSecret),
     // Attio documents no PKCE: the code challenge is not sent (the state is).
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
     exchangeOAuthCode: (input) => guarded(() => port.exchangeCode(input)),
     ensureWebhook: (secrets, baseId, url, known) =>
       guarded(() =>
@@ -294,15 +284,7 @@ const pipedrive = (settings: PipedriveSettings): ConnectorPort => {
     ...appCalls(port),
     signInConfigured: Boolean(settings.clientId && settings.clientSecret),
     // Pipedrive documents no PKCE: the code challenge is not sent (the state is).
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
   };
 };
 
@@ -334,15 +316,7 @@ const salesforce = (settings: SalesforceSettings): ConnectorPort => {
     type: 'salesforce',
     ...appCalls(port),
     signInConfigured: Boolean(settings.clientId),
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
   };
 };
 
@@ -359,15 +333,7 @@ const stripe = (settings: StripeSettings): ConnectorPort => {
     ...appCalls(port),
     signInConfigured: Boolean(settings.connectClientId && settings.connectSecretKey),
     // Connect's OAuth takes no PKCE: the code challenge is not sent (the state is).
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
     onConnectionDeleted: (secrets) => guarded(() => port.removeAccess(secrets)),
   };
 };
@@ -398,15 +364,7 @@ const webflow = (settings: WebflowSettings): ConnectorPort => {
     ...appCalls(port),
     signInConfigured: Boolean(settings.clientId && settings.clientSecret),
     // Webflow's apps take no PKCE: the code challenge is not sent (the state is).
-    authorizeUrl: (input) => {
-      try {
-        return port.authorizeUrl(input);
-      } catch (error) {
-        if (error instanceof ConnectorError)
-          throw new ConnectionProblem('validation', error.userFacingMessage);
-        throw error;
-      }
-    },
+    authorizeUrl: signInUrl(port),
     // The site's item webhooks are made by API (one per trigger type); their secrets kept sealed.
     ensureWebhook: (secrets, siteId, url, known) =>
       guarded(() =>
