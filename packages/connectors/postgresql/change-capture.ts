@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createAppliedBatches } from './applied-writes';
 import { qualified } from './connection';
 
 /**
@@ -80,6 +81,7 @@ async function createChangeTables(client: pg.ClientBase) {
   await client.query(
     `alter table lockstep.applied_writes add column if not exists op char(1) not null default 'c'`,
   );
+  await createAppliedBatches(client);
   await createCaptureState(client);
 }
 
@@ -120,6 +122,7 @@ export async function pruneChangeLog(
     await client.query(
       'create index if not exists applied_writes_applied_at_idx on lockstep.applied_writes (applied_at)',
     );
+    await createAppliedBatches(client);
     // The oldest change first: when it is recent, nothing is scanned.
     const oldest = await client.query(
       `select changed_at < now() - $1::interval as old from lockstep.changes order by id limit 1`,
@@ -167,8 +170,15 @@ export async function pruneChangeLog(
          delete from lockstep.applied_writes where idempotency_key in (
            select idempotency_key from lockstep.applied_writes
             where op = 'u' and applied_at < now() - $3::interval order by applied_at limit $2)
-         returning 1)
-       select (select count(*) from gone)::int + (select count(*) from updates)::int as n`,
+         returning 1),
+       batches as (
+         delete from lockstep.applied_batches where id in (
+           select id from lockstep.applied_batches
+            where applied_at < now() - case op when 'u' then $3::interval else $1::interval end
+            order by applied_at limit greatest(1, $2::int / 1000))
+         returning cardinality(keys) as n)
+       select (select count(*) from gone)::int + (select count(*) from updates)::int
+         + (select coalesce(sum(n), 0) from batches)::int as n`,
       [APPLIED_WRITE_RETENTION, batch, APPLIED_UPDATE_RETENTION],
     );
     await client.query('commit');
@@ -235,14 +245,16 @@ export async function changeHorizon(client: pg.ClientBase): Promise<string> {
 }
 
 /**
- * Whether the change tables have this version's columns (`changes.xid`, `applied_writes.op`); tables
+ * Whether the change tables have this version's columns (`changes.xid`, `applied_writes.op`,
+ * `applied_batches`); tables
  * made by an earlier version are upgraded by ensureChangeTables. False before any install.
  */
 export async function hasCurrentChangeTables(client: pg.ClientBase): Promise<boolean> {
   const r = await client.query(
     `select count(*)::int as n from pg_attribute
       where not attisdropped and ((attrelid = to_regclass('lockstep.changes') and attname = 'xid')
-         or (attrelid = to_regclass('lockstep.applied_writes') and attname = 'op'))`,
+         or (attrelid = to_regclass('lockstep.applied_writes') and attname = 'op')
+         or (attrelid = to_regclass('lockstep.applied_batches') and attname = 'keys'))`,
   );
-  return r.rows[0]?.n === 2;
+  return r.rows[0]?.n === 3;
 }

@@ -4,7 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import { type CanonicalValue, normalizeValue, type RecordData, valuesEqual } from '@lockstep/engine';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { ReadPage, TableConnector, WriteRequest, WriteResult } from '../sdk/connector';
+import type { ReadPage, TableConnector, WriteOptions, WriteRequest, WriteResult } from '../sdk/connector';
+import { appliedKeys, keepKeys } from './applied-writes';
 import {
   changeHorizon,
   ensureChangeTables,
@@ -383,7 +384,7 @@ export function createPostgresqlConnector(
       }
     },
 
-    async write(table, requests: WriteRequest[]): Promise<WriteResult[]> {
+    async write(table, requests: WriteRequest[], options?: WriteOptions): Promise<WriteResult[]> {
       let client: pg.PoolClient;
       let t: PgTable;
       let types: Map<string, string>;
@@ -437,32 +438,17 @@ export function createPostgresqlConnector(
         try {
           let row: Record<string, unknown> | undefined;
           if (r.kind === 'create') {
-            const applied = await client.query(
-              'select pk from lockstep.applied_writes where idempotency_key = $1',
-              [r.idempotencyKey],
-            );
-            if (applied.rowCount) {
-              row = (
-                await client.query(`select * from ${qualified(table)} where ${quoteIdent(pk)}::text = $1`, [
-                  applied.rows[0].pk,
-                ])
-              ).rows[0];
-            } else {
-              const cols = colsOf(r);
-              const sql = cols.length
-                ? `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) returning *`
-                : `insert into ${qualified(table)} default values returning *`;
-              row = (
-                await client.query(
-                  sql,
-                  cols.map((c) => param(r, c)),
-                )
-              ).rows[0];
+            // Its key was looked up with the batch's (or is fresh); it is kept with the batch's at the end.
+            const cols = colsOf(r);
+            const sql = cols.length
+              ? `insert into ${qualified(table)} (${cols.map(quoteIdent).join(', ')}) values (${cols.map((_, i) => `$${i + 1}`).join(', ')}) returning *`
+              : `insert into ${qualified(table)} default values returning *`;
+            row = (
               await client.query(
-                'insert into lockstep.applied_writes (idempotency_key, table_name, pk) values ($1, $2, $3)',
-                [r.idempotencyKey, table, String(row?.[pk])],
-              );
-            }
+                sql,
+                cols.map((c) => param(r, c)),
+              )
+            ).rows[0];
           } else if (r.kind === 'update') {
             const cols = colsOf(r);
             const sets = cols.map((c, i) => `${quoteIdent(c)} = $${i + 2}`).join(', ');
@@ -629,12 +615,6 @@ export function createPostgresqlConnector(
             rows.push(...res.rows);
           }
         if (rows.length !== items.length) throw new Error('insert returned a different number of rows');
-        const keys = items.map((i) => (requests[i] as WriteRequest).idempotencyKey);
-        await client.query(
-          `insert into lockstep.applied_writes (idempotency_key, table_name, pk)
-             select k, $2, p from unnest($1::text[], $3::text[]) as u(k, p)`,
-          [keys, table, rows.map((row) => String(row[pk]))],
-        );
         items.forEach((i, j) => {
           const row = rows[j] as Record<string, unknown>;
           results[i] = done(String(row[pk]), row);
@@ -762,15 +742,8 @@ export function createPostgresqlConnector(
         // Creates and updates already applied (a retry after a crash or a timeout) are not written
         // again: a create returns the row it made, an update the row as it is now.
         const createKeys = requests.flatMap((r) => (r.kind !== 'delete' ? [r.idempotencyKey] : []));
-        const applied = new Map<string, string>();
-        if (createKeys.length) {
-          const found = await client.query(
-            'select idempotency_key, pk from lockstep.applied_writes where idempotency_key = any($1::text[])',
-            [createKeys],
-          );
-          for (const row of found.rows as { idempotency_key: string; pk: string }[])
-            applied.set(row.idempotency_key, row.pk);
-        }
+        const applied =
+          createKeys.length && !options?.freshKeys ? await appliedKeys(client, table, createKeys) : new Map();
         if (applied.size) {
           const rows = (
             await client.query(
@@ -824,18 +797,21 @@ export function createPostgresqlConnector(
           if (prior?.ok) results[i] = prior;
           else await single(i);
         }
-        // Updates leave their keys too (kept a day, see pruneChangeLog): a run that crashed after
-        // this commit replays the update and learns it landed, so it does not take a later edit of
-        // the row for a conflict with it.
-        const updated = requests.flatMap((r, i) =>
-          r.kind === 'update' && results[i]?.ok && !applied.has(r.idempotencyKey) ? [r] : [],
-        );
-        if (updated.length)
-          await client.query(
-            `insert into lockstep.applied_writes (idempotency_key, table_name, pk, op)
-               select k, $2, p, 'u' from unnest($1::text[], $3::text[]) as u(k, p) on conflict do nothing`,
-            [updated.map((r) => r.idempotencyKey), table, updated.map((r) => r.remoteId)],
-          );
+        // The keys of what this call wrote, in the same transaction. Updates leave theirs too (kept a
+        // day, see pruneChangeLog): a run that crashed after this commit replays the update and learns
+        // it landed, so it does not take a later edit of the row for a conflict with it.
+        const kept = (kind: 'create' | 'update') => {
+          const seen = new Set<string>();
+          return requests.flatMap((r, i) => {
+            const res = results[i];
+            if (r.kind !== kind || !res?.ok || applied.has(r.idempotencyKey) || seen.has(r.idempotencyKey))
+              return [];
+            seen.add(r.idempotencyKey);
+            return [{ key: r.idempotencyKey, pk: res.remoteId }];
+          });
+        };
+        await keepKeys(client, table, 'c', kept('create'), options?.freshKeys === true);
+        await keepKeys(client, table, 'u', kept('update'), options?.freshKeys === true);
         await client.query('commit');
         return results;
       } catch (error) {

@@ -74,6 +74,13 @@ export type WriteRequest =
       expected?: Record<string, CanonicalValue>;
     };
 
+/**
+ * `freshKeys`: the caller has never sent any of these idempotency keys before (not a replay after a
+ * crash, not a retry of an unknown outcome), so a connector that keeps keys may skip looking them up
+ * and may keep them per batch rather than per record. Without it, every key is looked up.
+ */
+export type WriteOptions = { freshKeys?: boolean };
+
 /** Per item: the app's post-image (what it stored) on success, or an error for that item only. */
 export type WriteResult =
   | { ok: true; remoteId: string; postImage: RecordData | null }
@@ -112,7 +119,7 @@ export type Capabilities = {
 export type TableConnector = {
   capabilities: Capabilities;
   read(tableRemoteId: string, cursor: string | null, options: { pageSize: number }): Promise<ReadPage>;
-  write(tableRemoteId: string, requests: WriteRequest[]): Promise<WriteResult[]>;
+  write(tableRemoteId: string, requests: WriteRequest[], options?: WriteOptions): Promise<WriteResult[]>;
   /**
    * The records with these ids as they are now (ids not found are left out), for a retry or a
    * record's status to compare live values; connectors that cannot fetch by id leave it out.

@@ -323,6 +323,9 @@ export type FirstSyncStateTable = {
   reconcile_after: Generated<string>;
   /** Staged in this preview's records (sync_preview_record) rather than in first_sync_record. */
   preview_id: string | null;
+  /** The chunk whose writes were sent last (side, last staged id): see first-sync.ts. */
+  sent_side: string | null;
+  sent_through: string | null;
   updated_at: Timestamp;
 };
 

@@ -18,8 +18,12 @@ import { keyFunction } from './match-key';
  */
 export type FirstSyncStep =
   | { kind: 'downloading' }
-  /** A chunk to reconcile; `position` is stored (storeFirstSyncPosition) once its writes are applied. */
-  | { kind: 'pages'; left: ReadPage; right: ReadPage; position: FirstSyncPosition }
+  /**
+   * A chunk to reconcile; `position` is stored (storeFirstSyncPosition) once its writes are applied.
+   * `freshKeys`: none of its writes was sent before (it does not overlap the chunk whose writes were
+   * sent last, see markFirstSyncSent), so the apps need not look its idempotency keys up.
+   */
+  | { kind: 'pages'; left: ReadPage; right: ReadPage; position: FirstSyncPosition; freshKeys: boolean }
   /** The staged records are used up and the cursors stored: the next chunk reads from them. */
   | { kind: 'finished' }
   | { kind: 'not_first_sync' };
@@ -46,6 +50,19 @@ export async function storeFirstSyncPosition(db: Db, p: FirstSyncPosition) {
   await db
     .updateTable('first_sync_state')
     .set({ reconcile_side: p.side, reconcile_after: p.after, updated_at: new Date() })
+    .where('table_mapping_id', '=', p.tableMappingId)
+    .execute();
+}
+
+/**
+ * Said before a chunk's writes are sent: a crash before its position is stored reconciles it again,
+ * and that chunk then overlaps this mark, so its writes go with every key looked up (some may have
+ * landed). One statement per chunk.
+ */
+export async function markFirstSyncSent(db: Db, p: FirstSyncPosition) {
+  await db
+    .updateTable('first_sync_state')
+    .set({ sent_side: p.side, sent_through: p.after })
     .where('table_mapping_id', '=', p.tableMappingId)
     .execute();
 }
@@ -183,6 +200,10 @@ export async function firstSyncStep(
   // 3. Reconcile a chunk: left records with their partners, then right records without one.
   const side = state.reconcile_side === 'right' ? 'right' : 'left';
   const after = state.reconcile_after;
+  // A chunk starting before the end of the chunk sent last is that chunk again (after a crash).
+  const sent = { side: state.sent_side, through: state.sent_through };
+  const freshFrom = (s: 'left' | 'right', start: string) =>
+    !(sent.side === s && sent.through !== null && BigInt(start) < BigInt(sent.through));
   const toRecord = (r: { remote_id: string; fields: Record<string, unknown> }): RecordData => ({
     id: r.remote_id,
     fields: r.fields as RecordData['fields'],
@@ -207,6 +228,7 @@ export async function firstSyncStep(
           side: 'left',
           after: String(rows[rows.length - 1]?.id),
         },
+        freshKeys: freshFrom('left', after),
       };
     }
     await db
@@ -232,6 +254,7 @@ export async function firstSyncStep(
         side: 'right',
         after: String(unpaired[unpaired.length - 1]?.id),
       },
+      freshKeys: freshFrom('right', side === 'right' ? after : '0'),
     };
   }
 

@@ -3,6 +3,7 @@ import {
   ConnectorError,
   type ReadPage,
   type TableConnector,
+  type WriteOptions,
   type WriteRequest,
   type WriteResult,
 } from '@lockstep/connectors';
@@ -199,6 +200,7 @@ export async function writeBlended(
   config: BlendedTableConfig,
   connectorOf: (index: number) => Promise<TableConnector>,
   requests: WriteRequest[],
+  options?: WriteOptions,
 ): Promise<WriteResult[]> {
   const n = config.sources.length;
   const results: (WriteResult | undefined)[] = requests.map(() => undefined);
@@ -248,6 +250,7 @@ export async function writeBlended(
       const out = await connector.write(
         table,
         part.map((p) => p.request),
+        options,
       );
       part.forEach((p, k) => {
         const r = out[k];

@@ -198,9 +198,9 @@ export function createBlendedConnector(deps: BlendedDeps, ownerId: string): Tabl
       const { config, connectorOf } = await load(tableRemoteId);
       return readBlended(config, connectorOf, cursor, options.pageSize);
     },
-    async write(tableRemoteId, requests) {
+    async write(tableRemoteId, requests, options) {
       const { config, connectorOf } = await load(tableRemoteId);
-      return writeBlended(config, connectorOf, requests);
+      return writeBlended(config, connectorOf, requests, options);
     },
     async readRecords(tableRemoteId, ids) {
       const { config, connectorOf } = await load(tableRemoteId);

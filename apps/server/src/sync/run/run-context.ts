@@ -53,9 +53,17 @@ export type ApplyInput = {
    * the staged download, which cannot hold what this chunk created, until the chunk is done.
    */
   stagedChunk?: boolean;
+  /**
+   * None of these writes was sent before (recover replayed what a crash left pending; a staged
+   * chunk reconciled again is not fresh): connectors may skip looking their keys up. Unset: looked up.
+   */
+  freshKeys?: boolean;
 };
 
-export type RunContext = Omit<ApplyInput, 'result' | 'shadows' | 'openIssues' | 'followUps' | 'stagedChunk'>;
+export type RunContext = Omit<
+  ApplyInput,
+  'result' | 'shadows' | 'openIssues' | 'followUps' | 'stagedChunk' | 'freshKeys'
+>;
 
 export const byId = (records: RecordData[]) => new Map(records.map((r) => [r.id, r]));
 

@@ -1,6 +1,6 @@
 import { reconcile } from '@lockstep/engine';
 import { stopwatch } from '../chunk-timings';
-import { firstSyncStep, storeFirstSyncPosition } from '../first-sync';
+import { firstSyncStep, markFirstSyncSent, storeFirstSyncPosition } from '../first-sync';
 import type { MappingPlan } from '../load-sync-plan';
 import { pageSizeOf } from '../page-size';
 import { holdCreatesOverLimit, releaseHeldCreates } from '../record-limit';
@@ -169,12 +169,16 @@ export async function runMapping(
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
   const followUps: FollowUp[] = [];
   const named = { ...context, recordName: recordNamer(m, { left: pageL.records, right: pageR.records }) };
+  if (staged.kind === 'pages' && !dry) await markFirstSyncSent(db, staged.position);
   await applyResult(deps, {
     ...named,
     result,
     shadows,
     openIssues: await hasOpenIssues(db, coreBaseId),
     stagedChunk: staged.kind === 'pages',
+    // Pending writes were replayed (recover) before this read, so a page's writes are new; a staged
+    // chunk says whether it is being reconciled again.
+    freshKeys: staged.kind === 'pages' ? staged.freshKeys : true,
     followUps,
   });
   lap('write and record');

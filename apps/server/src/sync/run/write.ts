@@ -159,7 +159,7 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
       );
       lap('write: record pending writes');
       if (failure) break;
-      const writing = a.connectors[side].write(table, requests);
+      const writing = a.connectors[side].write(table, requests, { freshKeys: a.freshKeys === true });
       recordOf(index + 1);
       const results = await writing;
       lap('write: connector');
