@@ -69,3 +69,15 @@ export async function sql<T = Record<string, unknown>>(
     await client.end();
   }
 }
+
+/** Waits until `read()` gives the expected value (syncs are asynchronous by nature); the time it did. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, ms = 20_000): Promise<number> {
+  const until = Date.now() + ms;
+  let last: T | undefined;
+  while (Date.now() < until) {
+    last = await read();
+    if (last === expected) return Date.now();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`still ${JSON.stringify(last)}, expected ${JSON.stringify(expected)}`);
+}

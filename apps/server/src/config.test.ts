@@ -113,3 +113,16 @@ describe('analytics and the support chat', () => {
     );
   });
 });
+
+describe('LOCKSTEP_GTM_ID (Google Tag Manager)', () => {
+  it('is off without it, a container id when set, and stops the server when it is not one', () => {
+    expect(loadConfig({}, argv).tagManager).toBeNull();
+    expect(loadConfig({ LOCKSTEP_GTM_ID: '' }, argv).tagManager).toBeNull();
+    expect(loadConfig({ LOCKSTEP_GTM_ID: ' GTM-AB12CD3 ' }, argv).tagManager).toEqual({
+      gtmId: 'GTM-AB12CD3',
+    });
+    for (const bad of ['AB12CD3', 'GTM-', 'G-AB12CD3', 'GTM-ab12cd3', 'GTM-AB12"><script>']) {
+      expect(() => loadConfig({ LOCKSTEP_GTM_ID: bad }, argv), bad).toThrow(/LOCKSTEP_GTM_ID/);
+    }
+  });
+});

@@ -5,6 +5,9 @@ import { PLAN_TIER_NAMES, tierOfProductType } from '@lockstep/contract';
 import { z } from 'zod';
 
 export const ROLES = ['api', 'worker', 'all'] as const;
+
+/** A Google Tag Manager web container id, as the tag manager shows it: GTM- and letters or digits. */
+export const GTM_ID = /^GTM-[A-Z0-9]{4,12}$/;
 export type Role = (typeof ROLES)[number];
 
 const EnvSchema = z.object({
@@ -24,6 +27,12 @@ const EnvSchema = z.object({
   // Product analytics (PostHog) and the support chat (Intercom, or Chatwoot for self-hosters): off unless set.
   LOCKSTEP_POSTHOG_KEY: z.string().optional(),
   LOCKSTEP_POSTHOG_HOST: z.string().url().optional(),
+  // Google Tag Manager (spec: the tag manager runs in staging and production only): a container id.
+  LOCKSTEP_GTM_ID: z
+    .string()
+    .trim()
+    .refine((v) => v === '' || GTM_ID.test(v), 'must be a Google Tag Manager container id, like GTM-AB12CD3')
+    .optional(),
   LOCKSTEP_INTERCOM_APP_ID: z.string().optional(),
   LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: z.string().optional(),
   LOCKSTEP_CHATWOOT_BASE_URL: z.string().url().optional(),
@@ -122,6 +131,11 @@ export type Config = {
    * self-hosted instance); null without a key. The web app starts it only in staging and production.
    */
   analytics: { posthogKey: string; posthogHost: string } | null;
+  /**
+   * Google Tag Manager: the container id (LOCKSTEP_GTM_ID, `GTM-…`); null when not set. The web app
+   * loads it only in staging and production, and the content security policy allows it only then.
+   */
+  tagManager: { gtmId: string } | null;
   /**
    * The support chat the web app loads: Intercom (its app id; identity verified with `intercomHash`),
    * else Chatwoot (a website inbox's token and the instance's address); null when neither is set.
@@ -444,6 +458,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
           posthogHost: (e.LOCKSTEP_POSTHOG_HOST ?? DEFAULT_POSTHOG_HOST).replace(/\/$/, ''),
         }
       : null,
+    tagManager: e.LOCKSTEP_GTM_ID ? { gtmId: e.LOCKSTEP_GTM_ID } : null,
     supportChat: supportChatOf(e),
     oidcProviders: e.LOCKSTEP_OIDC_PROVIDERS.split(',')
       .map((s) => s.trim())

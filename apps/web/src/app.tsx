@@ -5,6 +5,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from 'react-router';
 import { AnalyticsBridge } from './components/analytics-bridge';
 import { PageErrorBoundary } from './components/error-boundary';
+import { TagManagerBridge } from './components/tag-manager-bridge';
 import { DEFAULT_SUPPORT_EMAIL, useAppConfig } from './lib/queries';
 import { SessionProvider } from './lib/session';
 import { router } from './router';
@@ -18,6 +19,7 @@ function Shell() {
   return (
     <PageErrorBoundary supportEmail={config.data?.supportEmail ?? DEFAULT_SUPPORT_EMAIL}>
       <AnalyticsBridge />
+      <TagManagerBridge />
       <RouterProvider router={router} />
     </PageErrorBoundary>
   );

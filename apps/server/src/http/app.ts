@@ -31,7 +31,7 @@ import { mountAuth } from './mount-auth';
 import { completeOpenApiDocument } from './openapi-contract';
 import { refuseNul } from './refuse-nul';
 import { refuseUnknownQuery } from './refuse-unknown-query';
-import { registerSecurityHeaders } from './security-headers';
+import { registerSecurityHeaders, tagManagerRuns } from './security-headers';
 
 const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks', '/payment'];
 
@@ -60,7 +60,10 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
   app.decorateRequest('principal', null);
   app.addHook('onResponse', logRequest);
 
-  await registerSecurityHeaders(app, { publicUrl: ctx.config.publicUrl });
+  await registerSecurityHeaders(app, {
+    publicUrl: ctx.config.publicUrl,
+    tagManager: tagManagerRuns(ctx.config),
+  });
   await app.register(fastifySwagger, {
     openapi: {
       info: {
@@ -114,6 +117,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
             payments: z.boolean(),
             /** PostHog (LOCKSTEP_POSTHOG_*); null when not set. The web app starts it in staging and production only. */
             analytics: z.object({ posthogKey: z.string(), posthogHost: z.string() }).nullable(),
+            /** Google Tag Manager's container (LOCKSTEP_GTM_ID); null when not set. Loaded in staging and production only. */
+            tagManager: z.object({ gtmId: z.string() }).nullable(),
             /** The support chat to load (LOCKSTEP_INTERCOM_APP_ID, or LOCKSTEP_CHATWOOT_*); null when neither is set. */
             supportChat: z
               .discriminatedUnion('kind', [
@@ -132,6 +137,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       oidcProviders: ctx.config.oidcProviders,
       payments: ctx.config.billing !== null,
       analytics: ctx.config.analytics,
+      tagManager: ctx.config.tagManager,
       supportChat: ctx.config.supportChat,
     }),
   );

@@ -13,6 +13,7 @@ describe('GET /api/config: analytics and the support chat', () => {
     const off = (await plain.app.inject({ url: '/api/config' })).json();
     expect(off.analytics).toBeNull();
     expect(off.supportChat).toBeNull();
+    expect(off.tagManager).toBeNull();
 
     const configured = await createTestApp(
       {
@@ -20,6 +21,7 @@ describe('GET /api/config: analytics and the support chat', () => {
         LOCKSTEP_POSTHOG_HOST: 'https://eu.i.posthog.com',
         LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: 'web-token',
         LOCKSTEP_CHATWOOT_BASE_URL: 'https://chat.example.test',
+        LOCKSTEP_GTM_ID: 'GTM-AB12CD3',
       },
       { runWorkers: false },
     );
@@ -29,6 +31,7 @@ describe('GET /api/config: analytics and the support chat', () => {
     expect(res.json()).toMatchObject({
       analytics: { posthogKey: 'phc_public', posthogHost: 'https://eu.i.posthog.com' },
       supportChat: { kind: 'chatwoot', websiteToken: 'web-token', baseUrl: 'https://chat.example.test' },
+      tagManager: { gtmId: 'GTM-AB12CD3' },
     });
     // No secret travels with them.
     expect(JSON.stringify(res.json())).not.toMatch(/secret/i);

@@ -35,6 +35,29 @@ describe('security headers', () => {
     );
   });
 
+  it("allows Google Tag Manager's script and hosts only where it runs: staging or production with a container id", async () => {
+    const gtm = /googletagmanager/;
+    const cspOf = async (env: Record<string, string>) => {
+      const app = await createTestApp(env, { runWorkers: false });
+      try {
+        return String((await app.app.inject('/health')).headers['content-security-policy']);
+      } finally {
+        await app.close();
+      }
+    };
+    // Production without mail: sign-up would need it, this test does not.
+    const production = { LOCKSTEP_ENV: 'production', LOCKSTEP_EMAIL_VERIFICATION: 'off' };
+    const withGtm = await cspOf({ ...production, LOCKSTEP_GTM_ID: 'GTM-AB12CD3' });
+    expect(withGtm).toContain("script-src 'self' https://www.googletagmanager.com;");
+    expect(withGtm).toContain("connect-src 'self' https://www.googletagmanager.com https://www.google.com;");
+    // Without a container id, or outside staging and production, only our own scripts.
+    expect(await cspOf(production)).not.toMatch(gtm);
+    expect(await cspOf({ LOCKSTEP_GTM_ID: 'GTM-AB12CD3' })).not.toMatch(gtm);
+    expect(String((await local.app.inject('/health')).headers['content-security-policy'])).toContain(
+      "script-src 'self';",
+    );
+  });
+
   it('keeps the API docs working under their own policy', async () => {
     const docs = await local.app.inject('/api/docs/');
     expect(docs.statusCode).toBe(200);

@@ -34,6 +34,7 @@ function config(environment: AppConfig['environment']): AppConfig {
     oidcProviders: [],
     payments: false,
     analytics: { posthogKey: 'phc_test', posthogHost: 'https://ph.example.test' },
+    tagManager: null,
     supportChat: null,
   };
 }

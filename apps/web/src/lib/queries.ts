@@ -23,6 +23,8 @@ export type AppConfig = {
   payments: boolean;
   /** PostHog, when the server has a key (started in staging and production only). */
   analytics: { posthogKey: string; posthogHost: string } | null;
+  /** Google Tag Manager's container, when the server has one (loaded in staging and production only). */
+  tagManager: { gtmId: string } | null;
   /** The support chat to load, when one is configured. */
   supportChat: SupportChatSettings;
 };

@@ -13,12 +13,15 @@ vi.mock('./auth-client', () => ({
 vi.mock('./analytics', () => ({
   analytics: { signedOut: () => calls.push('analytics sign-out and reset') },
 }));
+vi.mock('./tag-manager', () => ({
+  tagManager: { signedOut: () => calls.push('tag manager sign-out pushed') },
+}));
 vi.mock('./support-chat', () => ({ shutdownSupportChat: () => calls.push('support chat shut down') }));
 
 describe('sign-out (spec section 4)', () => {
   afterEach(() => vi.unstubAllGlobals());
 
-  it('records the analytics event and resets before signing out, then goes to /sign-in', async () => {
+  it('records the analytics event, pushes the tag manager event and resets before signing out, then goes to /sign-in', async () => {
     const assign = vi.fn((url: string) => calls.push(`go to ${url}`));
     vi.stubGlobal('location', { ...window.location, assign });
     let signOut: () => Promise<void> = async () => {};
@@ -34,6 +37,7 @@ describe('sign-out (spec section 4)', () => {
     await act(() => signOut());
     expect(calls).toEqual([
       'analytics sign-out and reset',
+      'tag manager sign-out pushed',
       'support chat shut down',
       'identity provider sign-out',
       'go to /sign-in',

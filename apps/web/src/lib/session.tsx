@@ -4,6 +4,7 @@ import { analytics } from './analytics';
 import { setApiToken } from './api';
 import { authClient, fetchRestToken } from './auth-client';
 import { shutdownSupportChat } from './support-chat';
+import { tagManager } from './tag-manager';
 
 type SessionState = {
   /** better-auth finished reading the session cookie. */
@@ -52,6 +53,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const signOut = useCallback(async () => {
     // Spec section 4: record the sign-out, reset analytics, then sign out and go to /sign-in.
     analytics.signedOut();
+    tagManager.signedOut();
     shutdownSupportChat();
     try {
       await authClient.signOut();

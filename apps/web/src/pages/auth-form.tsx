@@ -15,6 +15,7 @@ import { Link, useSearchParams } from 'react-router';
 import { analytics } from '../lib/analytics';
 import { authClient } from '../lib/auth-client';
 import { safeRedirect } from '../lib/redirect';
+import { tagManager } from '../lib/tag-manager';
 
 /** Sign-in and sign-up share one form; both honour ?redirect_url= (spec section 2). */
 export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
@@ -48,6 +49,7 @@ export function AuthForm({ mode }: { mode: 'sign-in' | 'sign-up' }) {
     }
     // Tracked once the app knows who signed in (spec section 4).
     analytics.signedIn(signUp ? 'sign_up' : 'email');
+    tagManager.signedIn(signUp ? 'sign_up' : 'email');
     window.location.assign(redirect);
   }
 
