@@ -114,6 +114,25 @@ describe('analytics and the support chat', () => {
   });
 });
 
+describe('third-party addresses that reach the content security policy', () => {
+  it('stops the server when the PostHog host or the Chatwoot base URL is not an http(s) address', () => {
+    const chatwoot = { LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: 'tok' };
+    for (const bad of ['ftp://chat.example.com', 'javascript:alert(1)', 'data:text/html,x']) {
+      expect(() => loadConfig({ LOCKSTEP_POSTHOG_HOST: bad }, argv), bad).toThrow(/LOCKSTEP_POSTHOG_HOST/);
+      expect(() => loadConfig({ ...chatwoot, LOCKSTEP_CHATWOOT_BASE_URL: bad }, argv), bad).toThrow(
+        /LOCKSTEP_CHATWOOT_BASE_URL/,
+      );
+    }
+    expect(
+      loadConfig({ LOCKSTEP_POSTHOG_KEY: 'k', LOCKSTEP_POSTHOG_HOST: 'http://ph.local:8000' }, argv)
+        .analytics,
+    ).toEqual({
+      posthogKey: 'k',
+      posthogHost: 'http://ph.local:8000',
+    });
+  });
+});
+
 describe('LOCKSTEP_GTM_ID (Google Tag Manager)', () => {
   it('is off without it, a container id when set, and stops the server when it is not one', () => {
     expect(loadConfig({}, argv).tagManager).toBeNull();

@@ -10,6 +10,8 @@ export const ROLES = ['api', 'worker', 'all'] as const;
 export const GTM_ID = /^GTM-[A-Z0-9]{4,12}$/;
 export type Role = (typeof ROLES)[number];
 
+const isHttpUrl = (v: string) => /^https?:\/\/[^/]/i.test(v);
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().optional(),
@@ -26,7 +28,8 @@ const EnvSchema = z.object({
   LOCKSTEP_INTERCOM_SECRET: z.string().optional(),
   // Product analytics (PostHog) and the support chat (Intercom, or Chatwoot for self-hosters): off unless set.
   LOCKSTEP_POSTHOG_KEY: z.string().optional(),
-  LOCKSTEP_POSTHOG_HOST: z.string().url().optional(),
+  // Both reach the content security policy as sources: http(s) addresses only.
+  LOCKSTEP_POSTHOG_HOST: z.string().url().refine(isHttpUrl, 'must be an http(s) address').optional(),
   // Google Tag Manager (spec: the tag manager runs in staging and production only): a container id.
   LOCKSTEP_GTM_ID: z
     .string()
@@ -35,7 +38,12 @@ const EnvSchema = z.object({
     .optional(),
   LOCKSTEP_INTERCOM_APP_ID: z.string().optional(),
   LOCKSTEP_CHATWOOT_WEBSITE_TOKEN: z.string().optional(),
-  LOCKSTEP_CHATWOOT_BASE_URL: z.string().url().optional(),
+  LOCKSTEP_CHATWOOT_BASE_URL: z
+    .string()
+    .trim()
+    .url()
+    .refine(isHttpUrl, 'must be an http(s) address')
+    .optional(),
   LOCKSTEP_OIDC_PROVIDERS: z.string().default(''),
   LOCKSTEP_WEB_DIST: z.string().optional(),
   LOCKSTEP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -31,7 +31,7 @@ import { mountAuth } from './mount-auth';
 import { completeOpenApiDocument } from './openapi-contract';
 import { refuseNul } from './refuse-nul';
 import { refuseUnknownQuery } from './refuse-unknown-query';
-import { registerSecurityHeaders, tagManagerRuns } from './security-headers';
+import { analyticsHost, registerSecurityHeaders, tagManagerRuns } from './security-headers';
 
 const API_PREFIXES = ['/rest', '/api', '/health', '/webhooks', '/payment'];
 
@@ -63,6 +63,8 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
   await registerSecurityHeaders(app, {
     publicUrl: ctx.config.publicUrl,
     tagManager: tagManagerRuns(ctx.config),
+    posthogHost: analyticsHost(ctx.config),
+    supportChat: ctx.config.supportChat,
   });
   await app.register(fastifySwagger, {
     openapi: {
