@@ -242,6 +242,166 @@ describe('googleapis sheets v4 against the Google Sheets simulator', () => {
     expect(sim.values(id, 'Leads')[1]?.[0]).toBe('Ada King');
   });
 
+  it('keeps an id column: column metadata, hidden, protected (warning only), found by metadata where it moved', async () => {
+    const added = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: { requests: [{ addSheet: { properties: { title: 'Ids' } } }] },
+    });
+    const sheetId = added.data.replies?.[0]?.addSheet?.properties?.sheetId as number;
+    await sheets.spreadsheets.values.update({
+      spreadsheetId: id,
+      range: 'Ids!A1:B3',
+      valueInputOption: 'RAW',
+      requestBody: {
+        values: [
+          ['Name', 'Note'],
+          ['Ada', 'x'],
+          ['Grace', 'y'],
+        ],
+      },
+    });
+    const column = { sheetId, dimension: 'COLUMNS', startIndex: 2, endIndex: 3 };
+    const res = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [
+          { insertDimension: { range: column, inheritFromBefore: false } },
+          {
+            updateCells: {
+              start: { sheetId, rowIndex: 0, columnIndex: 2 },
+              rows: [
+                { values: [{ userEnteredValue: { stringValue: 'Lockstep ID' } }] },
+                { values: [{ userEnteredValue: { stringValue: 'id-ada' } }] },
+                { values: [{ userEnteredValue: { stringValue: 'id-grace' } }] },
+              ],
+              fields: 'userEnteredValue',
+            },
+          },
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.idColumn',
+                metadataValue: '1',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: column },
+              },
+            },
+          },
+          {
+            updateDimensionProperties: {
+              range: column,
+              properties: { hiddenByUser: true },
+              fields: 'hiddenByUser',
+            },
+          },
+          {
+            addProtectedRange: {
+              protectedRange: {
+                range: { sheetId, startColumnIndex: 2, endColumnIndex: 3 },
+                description: 'ids',
+                warningOnly: true,
+              },
+            },
+          },
+        ],
+      },
+    });
+    const protectedRange: sheets_v4.Schema$ProtectedRange | undefined =
+      res.data.replies?.[4]?.addProtectedRange?.protectedRange;
+    expect(protectedRange).toMatchObject({
+      range: { sheetId, startColumnIndex: 2, endColumnIndex: 3 },
+      description: 'ids',
+      warningOnly: true,
+    });
+    expect(typeof protectedRange?.protectedRangeId).toBe('number');
+
+    // A person drags the column to the front: the metadata, the hidden flag and the protection follow.
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [{ moveDimension: { source: column, destinationIndex: 0 } }],
+      },
+    });
+    const got = await sheets.spreadsheets.get({
+      spreadsheetId: id,
+      ranges: ['Ids!A1:C3'],
+      fields: 'sheets(protectedRanges,data(columnMetadata(hiddenByUser,developerMetadata(metadataKey))))',
+    });
+    const sheet: sheets_v4.Schema$Sheet | undefined = got.data.sheets?.[0];
+    expect(sheet?.protectedRanges?.[0]?.range).toEqual({ sheetId, startColumnIndex: 0, endColumnIndex: 1 });
+    const cols: sheets_v4.Schema$DimensionProperties[] = sheet?.data?.[0]?.columnMetadata ?? [];
+    expect(cols[0]).toEqual({ hiddenByUser: true, developerMetadata: [{ metadataKey: 'test.idColumn' }] });
+    expect(cols[1]).toEqual({});
+
+    // The column's metadata selects the whole column, wherever it is now.
+    const found = await sheets.spreadsheets.getByDataFilter({
+      spreadsheetId: id,
+      fields: 'sheets(data(startColumn,rowData(values(effectiveValue))))',
+      requestBody: {
+        dataFilters: [
+          {
+            developerMetadataLookup: {
+              metadataKey: 'test.idColumn',
+              locationType: 'COLUMN',
+              metadataLocation: { sheetId },
+              locationMatchingStrategy: 'INTERSECTING_LOCATION',
+            },
+          },
+        ],
+      },
+    });
+    const data: sheets_v4.Schema$GridData | undefined = found.data.sheets?.[0]?.data?.[0];
+    expect(data?.startColumn ?? 0).toBe(0);
+    expect(data?.rowData?.map((r) => r.values?.[0]?.effectiveValue?.stringValue)).toEqual([
+      'Lockstep ID',
+      'id-ada',
+      'id-grace',
+    ]);
+
+    // Row metadata deleted by id (the migration from per-row metadata).
+    const tagged = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.rowId',
+                metadataValue: 'old',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 1, endIndex: 2 } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const metadataId = tagged.data.replies?.[0]?.createDeveloperMetadata?.developerMetadata?.metadataId;
+    const deleted = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [{ deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataId } } } }],
+      },
+    });
+    expect(
+      deleted.data.replies?.[0]?.deleteDeveloperMetadata?.deletedDeveloperMetadata?.map(
+        (m) => m.metadataValue,
+      ),
+    ).toEqual(['old']);
+
+    // values.batchUpdate over a row with null for the id cell leaves it, and answers with it.
+    const written = await sheets.spreadsheets.values.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        valueInputOption: 'USER_ENTERED',
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        data: [{ range: 'Ids!A2:C2', majorDimension: 'ROWS', values: [[null, 'Ada L.', 'z']] }],
+      },
+    });
+    expect(written.data.responses?.[0]?.updatedData?.values).toEqual([['id-ada', 'Ada L.', 'z']]);
+  });
+
   it('creates a spreadsheet, clears values and deletes rows', async () => {
     const made = await sheets.spreadsheets.create({
       requestBody: { properties: { title: 'Contract' }, sheets: [{ properties: { title: 'Data' } }] },
