@@ -39,6 +39,11 @@
  *   carries the row's id cell, and a row that no longer holds the id (rows inserted in between) is
  *   looked up and written once more, then reported as a retryable error. Deletes remove the rows
  *   bottom-up in one batchUpdate. Requests stay under ~1.9 MB (Google recommends <= 2 MB).
+ *   Known gap: Sheets has no conditional write, and without per-row metadata nothing addresses a
+ *   row but its number. Rows a person inserts or deletes in the moment between the id-column read
+ *   and the write (one request apart) shift that number: the id check then finds the update on
+ *   another row, and the right row is written on the retry, but the other row's written cells
+ *   already hold the update's values. Deletes and the ids written while reading share the window.
  * - quota: 60 read and 60 write requests per minute per user, paced by the SDK RateLimiter; 429
  *   RESOURCE_EXHAUSTED is retried with exponential backoff by the HttpClient.
  */
@@ -1020,12 +1025,16 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     });
     const found = (res.sheets ?? []).find((x) => x.properties.sheetId === sheetId);
     const data = found?.data?.[0];
-    if (!found || !data)
+    if (!found || !data) {
+      // Someone deleted the id column (or the sheet): the next attempt reads the sheet again and adds
+      // a new id column (a deleted sheet is reported as not found then).
+      schemas.delete(sheetId);
       throw new ConnectorError(
-        'not_found',
+        'transient',
         `Sheet ${sheetId} has no Lockstep id column`,
-        userMessage('not_found', ''),
+        userMessage('transient', ''),
       );
+    }
     grids.set(sheetId, sheetInfoOf(found.properties));
     const ids = new Map<number, string>();
     const at = new Map<string, number>();
