@@ -670,6 +670,17 @@ describe('Google Sheets id column', () => {
     });
   }
 
+  it('names the id column "Lockstep ID 2" when a column of the sheet is already called "Lockstep ID"', async () => {
+    sim.editCell(ss, 'Leads', 'D1', 'Lockstep ID');
+    const { records } = await readAll(connector, '0', null, 100);
+    const col = idColumnOf(sim);
+    expect(col).toBe(7);
+    expect((sim.values(ss, 'Leads')[0] as unknown[])[col]).toBe('Lockstep ID 2');
+    // The person's own "Lockstep ID" column stays a field.
+    expect(records[0]?.fields).toHaveProperty('Lockstep ID');
+    expect(Object.keys(records[0]?.fields ?? {})).not.toContain('Lockstep ID 2');
+  });
+
   it('syncs a sheet of 5,000 rows: ids go in the column, no metadata limit error, ids stable across reads', async () => {
     const big = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 5000 } });
     try {
