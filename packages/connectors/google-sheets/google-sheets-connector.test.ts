@@ -9,6 +9,7 @@ import {
   type GoogleSheetsConnectorOptions,
   ID_COLUMN_KEY,
   ROW_ID_KEY,
+  WRITE_TAG_KEY,
 } from './google-sheets-connector';
 
 type Fields = Record<string, CanonicalValue>;
@@ -332,7 +333,8 @@ describe('Google Sheets connector specifics', () => {
       })),
     );
     expect(removed.every((r) => r.ok)).toBe(true);
-    expect(sim.requestLog.count({ method: 'POST', path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(1);
+    // The tags, then the deletes (the tags go with their rows).
+    expect(sim.requestLog.count({ method: 'POST', path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(2);
     const after = sim.values(ss, 'Leads');
     expect(after).toHaveLength(before - 4);
     for (const n of names) expect(after.some((r) => r[0] === n)).toBe(false);
@@ -660,15 +662,41 @@ describe('Google Sheets id column', () => {
     return sim.close();
   });
 
-  /** Calls `before` ahead of the first `times` requests whose URL contains `part` (a person acting then). */
-  function beforeRequests(part: string, times: number, before: () => void) {
-    const real = globalThis.fetch;
-    let seen = 0;
-    vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
-      if (String(input).includes(part) && seen++ < times) before();
-      return real(input, init);
-    });
+  /** Hooks run ahead of matching requests (a person acting then); one fetch spy serves them all. */
+  let hooks: { match: (url: string, body: string) => boolean; times: number; before: () => void }[] = [];
+  function hook(match: (url: string, body: string) => boolean, times: number, before: () => void) {
+    if (!hooks.length) {
+      const real = globalThis.fetch;
+      vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+        const body = typeof init?.body === 'string' ? init.body : '';
+        for (const h of hooks)
+          if (h.times > 0 && h.match(String(input), body)) {
+            h.times -= 1;
+            h.before();
+          }
+        return real(input, init);
+      });
+    }
+    hooks.push({ match, times, before });
   }
+  afterEach(() => {
+    hooks = [];
+  });
+
+  /** Calls `before` ahead of the first `times` requests whose URL contains `part`. */
+  const beforeRequests = (part: string, times: number, before: () => void) =>
+    hook((url) => url.includes(part), times, before);
+
+  /** Calls `before` ahead of the first `times` batchUpdates that create write tags. */
+  const beforeTagging = (times: number, before: () => void) =>
+    hook(
+      (url, body) =>
+        url.endsWith(':batchUpdate') &&
+        body.includes(WRITE_TAG_KEY) &&
+        body.includes('createDeveloperMetadata'),
+      times,
+      before,
+    );
 
   it('names the id column "Lockstep ID 2" when a column of the sheet is already called "Lockstep ID"', async () => {
     sim.editCell(ss, 'Leads', 'D1', 'Lockstep ID');
@@ -761,32 +789,185 @@ describe('Google Sheets id column', () => {
     expect(quiet.deletedIds).toEqual([]);
   });
 
-  it('lands an update on its row when rows were inserted above it, before or during the write', async () => {
+  /** Each data row's cells by the id it carries. */
+  function rowsById(): Map<string, unknown[]> {
+    const values = sim.values(ss, 'Leads') as unknown[][];
+    return new Map(idRows(sim).map((r) => [r.value, values[r.index] as unknown[]]));
+  }
+
+  const writeTags = () => sim.state.rowsWithMetadata(ss, WRITE_TAG_KEY);
+
+  it('lands updates on their rows when rows are inserted between the id-column read and the tag, and before the write', async () => {
     const { records } = await readAll(connector, '0', null, 100);
-    const target = records[20] as { id: string; fields: Fields };
-    // After the connector's last read.
-    sim.insertRows(ss, 'Leads', 1, [['Typed above']]);
-    // And between the connector's lookup of the row and its write.
-    beforeRequests('values:batchUpdate', 1, () => sim.insertRows(ss, 'Leads', 2, [['Typed during']]));
-    const [u] = await connector.write('0', [
-      { kind: 'update', remoteId: target.id, fields: { Stage: 'Negotiation' }, idempotencyKey: 'u1' },
-    ]);
-    expect(u?.ok && u.postImage?.fields).toMatchObject({ Name: target.fields.Name, Stage: 'Negotiation' });
-    const row = sim.values(ss, 'Leads')[rowOf(sim, target.id)] as unknown[];
-    expect(row[0]).toBe(target.fields.Name);
-    expect(row[3]).toBe('Negotiation');
-    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdate` })).toBe(2);
+    const targets = [records[3], records[20], records[21], records[35]] as { id: string; fields: Fields }[];
+    const before = rowsById();
+    sim.requestLog.reset();
+    // Between the connector's id-column read and its tags: the rows it found move down by one.
+    beforeTagging(1, () => sim.insertRows(ss, 'Leads', 1, [['Typed before the tag']]));
+    // And between the tags and the write.
+    beforeRequests('values:batchUpdateByDataFilter', 1, () =>
+      sim.insertRows(ss, 'Leads', 2, [['Typed before the write']]),
+    );
+    const results = await connector.write(
+      '0',
+      targets.map((t, k) => ({
+        kind: 'update' as const,
+        remoteId: t.id,
+        fields: { Stage: `Stage ${k}` },
+        idempotencyKey: `u${k}`,
+      })),
+    );
+    for (const [k, r] of results.entries()) {
+      expect(r.ok && r.postImage?.fields).toMatchObject({
+        Name: targets[k]?.fields.Name,
+        Stage: `Stage ${k}`,
+      });
+    }
+    const after = rowsById();
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [id, row] of before) {
+      const k = targets.findIndex((t) => t.id === id);
+      const expected = [...row];
+      if (k >= 0) expected[3] = `Stage ${k}`;
+      expect(after.get(id)).toEqual(expected);
+    }
+    const values = sim.values(ss, 'Leads') as unknown[][];
+    expect(values[1]).toEqual(['Typed before the tag']);
+    expect(values[2]).toEqual(['Typed before the write']);
+    expect(writeTags()).toEqual([]);
+    // Read, tag (on the wrong rows), check, tag again, check, write, untag.
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(1);
   });
 
-  it('reports a retryable error when the row keeps moving under an update', async () => {
+  it('spends five requests on an update batch and tags at most 400 rows at once', async () => {
     const { records } = await readAll(connector, '0', null, 100);
-    const target = records[20] as { id: string; fields: Fields };
-    beforeRequests('values:batchUpdate', 2, () => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
+    const target = records[7] as { id: string };
+    sim.requestLog.reset();
+    const [u] = await connector.write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    // The id-column read, the tags, the check, the write through the tags, the untag.
+    expect(sim.requestLog.count({})).toBe(5);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(2);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(2);
+    expect(writeTags()).toEqual([]);
+
+    const big = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 900 } });
+    try {
+      const c = connectorFor(big);
+      const all = await readAll(c, '0', null, 1000);
+      expect(all.records).toHaveLength(900);
+      const tagged: number[] = [];
+      hook(
+        (url, body) => {
+          if (url.endsWith(':batchUpdate') && body.includes('createDeveloperMetadata'))
+            tagged.push(body.split('createDeveloperMetadata').length - 1);
+          return false;
+        },
+        1,
+        () => {},
+      );
+      const results = await c.write(
+        '0',
+        all.records.map((r, k) => ({
+          kind: 'update' as const,
+          remoteId: r.id,
+          fields: { Stage: `S${k}` },
+          idempotencyKey: `b${k}`,
+        })),
+      );
+      expect(results.every((r) => r.ok)).toBe(true);
+      expect(tagged).toEqual([400, 400, 100]);
+      const bigSs = big.sales?.spreadsheetId as string;
+      expect(big.state.rowsWithMetadata(bigSs, WRITE_TAG_KEY)).toEqual([]);
+      expect((big.values(bigSs, 'Leads') as unknown[][]).slice(1).map((r) => r[3])).toEqual(
+        all.records.map((_, k) => `S${k}`),
+      );
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('reports a retryable error, writing nothing, when the rows keep moving under the tags', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const before = rowsById();
+    beforeTagging(3, () => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
     const [u] = await connector.write('0', [
       { kind: 'update', remoteId: target.id, fields: { Stage: 'Negotiation' }, idempotencyKey: 'u1' },
     ]);
     expect(u?.ok === false && u.error.code).toBe('transient');
-    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdate` })).toBe(2);
+    expect(rowsById()).toEqual(before);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(0);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('deletes the intended rows, and no other, when rows are inserted between the id-column read and the tag', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const targets = [records[2], records[3], records[30]] as { id: string; fields: Fields }[];
+    const before = rowsById();
+    beforeTagging(1, () => sim.insertRows(ss, 'Leads', 1, [['Typed above']]));
+    const results = await connector.write(
+      '0',
+      targets.map((t, k) => ({ kind: 'delete' as const, remoteId: t.id, idempotencyKey: `d${k}` })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    const after = rowsById();
+    const kept = [...before].filter(([id]) => !targets.some((t) => t.id === id));
+    expect([...after.entries()].sort()).toEqual(kept.sort());
+    expect((sim.values(ss, 'Leads') as unknown[][])[1]).toEqual(['Typed above']);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('removes a write tag a crash left on the next read, and never writes through it', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const other = records[5] as { id: string };
+    // A crash between tagging and untagging left a tag carrying the target's id, on a row that has
+    // since become another record's (rows moved).
+    const res = await fetch(`${sim.url}/v4/spreadsheets/${ss}:batchUpdate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: WRITE_TAG_KEY,
+                metadataValue: target.id,
+                visibility: 'DOCUMENT',
+                location: {
+                  dimensionRange: {
+                    sheetId: 0,
+                    dimension: 'ROWS',
+                    startIndex: rowOf(sim, other.id),
+                    endIndex: rowOf(sim, other.id) + 1,
+                  },
+                },
+              },
+            },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const before = rowsById();
+    // A later write (a new connector, nothing read yet) goes through its own tag only.
+    const [u] = await connectorFor(sim).write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    const after = rowsById();
+    expect(after.get(other.id)).toEqual(before.get(other.id));
+    expect(after.get(target.id)?.[3]).toBe('Won');
+    expect(writeTags()).toEqual([{ index: rowOf(sim, other.id), sheetId: 0, value: target.id }]);
+    // The next read removes it, and reads nothing new.
+    const next = await readAll(connector, '0', null, 100);
+    expect(next.records).toHaveLength(40);
+    expect(writeTags()).toEqual([]);
   });
 
   it('moves ids of a sheet tagged the old way (row metadata) into the column and deletes the metadata', async () => {

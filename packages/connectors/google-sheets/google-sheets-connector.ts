@@ -80,6 +80,18 @@ export const GOOGLE_SHEETS_BATCH_SIZE = 200;
 export const ROW_ID_KEY = 'lockstep.rowId';
 /** Column developer metadata marking the id column. */
 export const ID_COLUMN_KEY = 'lockstep.idColumn';
+/**
+ * Row developer metadata that marks a row while Lockstep writes it (value: the row's id); it moves
+ * with its row, so updates and deletes address the row through it, and it is deleted afterwards.
+ */
+export const WRITE_TAG_KEY = 'lockstep.writing';
+/**
+ * Most rows tagged at once: ~28 characters of metadata per tag keeps a batch far under Google's
+ * 30,000 characters of developer metadata per sheet (with room for tags a crash left behind).
+ */
+export const MAX_TAGGED_ROWS = 400;
+/** Rounds of tagging rows that moved between the id-column read and the tag, before giving up. */
+const TAG_ROUNDS = 3;
 export const ID_HEADER = 'Lockstep ID';
 export const ID_COLUMN_DESCRIPTION =
   'Lockstep keeps row ids here to sync this sheet. Editing or deleting them makes Lockstep see rows as new.';
@@ -752,6 +764,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     ids: Map<number, string>;
     /** Row index -> the id and metadata id of the row's legacy metadata (`lockstep.rowId`). */
     legacy: Map<number, { id: string; metadataId: number }>;
+    /** Metadata ids of write tags (`lockstep.writing`) on the rows read. */
+    writing: number[];
     /** The row ranges the answer covers, as asked (after clamping to the grid). */
     ranges: { r0: number; r1: number }[];
   };
@@ -817,6 +831,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         grids.set(sheetId, sheet);
         const rows = new Map<number, SampleCell[]>();
         const tags = new Map<number, { id: string; metadataId: number }>();
+        const writing = new Set<number>();
         let idCol: { at: number; metadataId: number } | undefined;
         for (const data of found.data ?? []) {
           const start = data.startRow ?? 0;
@@ -828,6 +843,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
           for (const [k, r] of (data.rowData ?? []).entries()) rows.set(start + k, r.values ?? []);
           for (const [k, r] of (data.rowMetadata ?? []).entries()) {
             for (const m of r.developerMetadata ?? []) {
+              if (m.metadataKey === WRITE_TAG_KEY) writing.add(m.metadataId);
               if (m.metadataKey !== ROW_ID_KEY || m.metadataValue === undefined) continue;
               const prev = tags.get(start + k);
               // Two ids on one row: the lower metadata id wins, so the choice is stable.
@@ -849,6 +865,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
           idCol: idCol?.at,
           ids,
           legacy: tags,
+          writing: [...writing],
           ranges: ranges.map((r) => ({ r0: r.r0, r1: Math.min(r.r1 ?? sheet.rowCount, sheet.rowCount) })),
         };
       } catch (err) {
@@ -991,23 +1008,38 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     return next;
   }
 
+  type IdColumn = {
+    idCol: number;
+    title: string;
+    /** Row index -> the id in its id cell. */
+    ids: Map<number, string>;
+    /** Id -> the first row carrying it. */
+    at: Map<string, number>;
+    /** Metadata id of each write tag (`lockstep.writing`) -> the row it sits on now. */
+    tags: Map<number, number>;
+  };
+
   /**
    * The id column of a sheet, read whole (one getByDataFilter addressed by the column's developer
    * metadata, so it is found wherever it was moved): its index, the sheet's title and each row's id.
    */
-  async function readIdColumn(
-    sheetId: number,
-  ): Promise<{ idCol: number; title: string; ids: Map<number, string>; at: Map<string, number> }> {
+  async function readIdColumn(sheetId: number): Promise<IdColumn> {
     const res = await api<{
       sheets?: {
         properties: Parameters<typeof sheetInfoOf>[0];
-        data?: { startRow?: number; startColumn?: number; rowData?: { values?: SampleCell[] }[] }[];
+        data?: {
+          startRow?: number;
+          startColumn?: number;
+          rowData?: { values?: SampleCell[] }[];
+          rowMetadata?: { developerMetadata?: Omit<Metadata, 'location'>[] }[];
+        }[];
       }[];
     }>('POST', ':getByDataFilter', {
       query: {
         fields:
           'sheets(properties(sheetId,title,gridProperties(rowCount,columnCount,frozenRowCount)),' +
-          'data(startRow,startColumn,rowData(values(effectiveValue))))',
+          'data(startRow,startColumn,rowData(values(effectiveValue)),' +
+          'rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))',
       },
       body: {
         dataFilters: [
@@ -1038,6 +1070,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     grids.set(sheetId, sheetInfoOf(found.properties));
     const ids = new Map<number, string>();
     const at = new Map<string, number>();
+    const tags = new Map<number, number>();
     const start = data.startRow ?? 0;
     for (const [k, r] of (data.rowData ?? []).entries()) {
       if (start + k < FIRST) continue;
@@ -1047,7 +1080,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       // Two rows with one id (a copied row): the first keeps it.
       if (!at.has(id)) at.set(id, start + k);
     }
-    return { idCol: data.startColumn ?? 0, title: found.properties.title, ids, at };
+    for (const [k, r] of (data.rowMetadata ?? []).entries())
+      for (const m of r.developerMetadata ?? [])
+        if (m.metadataKey === WRITE_TAG_KEY) tags.set(m.metadataId, start + k);
+    return { idCol: data.startColumn ?? 0, title: found.properties.title, ids, at, tags };
   }
 
   /**
@@ -1172,7 +1208,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         anchor = null;
       }
       const fills: { index: number; id: string }[] = [];
-      const drops: number[] = [];
+      // Write tags found by a read were left by a write that never finished (a crash): they go.
+      const drops: number[] = [...grid.writing];
       let column: Awaited<ReturnType<typeof readIdColumn>> | undefined;
       const hadGap = gap !== null;
       let i = row;
@@ -1316,9 +1353,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     items: T[],
     size: (t: T) => number,
     run: (chunk: T[]) => Promise<WriteResult[]>,
+    maxItems?: number,
   ): Promise<WriteResult[]> {
     const out: WriteResult[] = [];
-    for (const chunk of chunksBySize(items, maxPayload, size)) {
+    for (const chunk of chunksBySize(items, maxPayload, size, maxItems)) {
       try {
         out.push(...(await run(chunk)));
       } catch (err) {
@@ -1560,6 +1598,127 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       results[index] = out.get(ids[k] as string) ?? failure(new Error('no result for the create'));
   }
 
+  const dropTag = (metadataId: number) => ({
+    deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataId } } },
+  });
+
+  /** A transient error for a row that could not be pinned down (rows kept moving under it). */
+  const moving = (id: string) =>
+    failure(
+      new ConnectorError(
+        'transient',
+        `Row ${id} moved while Lockstep wrote it (rows were inserted, deleted or moved); it will be retried`,
+        userMessage('transient', ''),
+      ),
+    );
+
+  /**
+   * Pins rows down before writing them: finds each id's row in the id column, tags that row with
+   * row developer metadata (`lockstep.writing`, value the id; one batchUpdate), and reads the id
+   * column again with each row's metadata to check that every tag sits on a row whose id cell holds
+   * the tag's id. A tag on another row (rows were inserted, deleted or moved between the read and the
+   * tag) is deleted and its row tagged again where the second read found it, in the next round's
+   * batchUpdate. A tag moves with its row from then on, so writes addressed by it land on that row
+   * whatever people do to the sheet meanwhile. Tags are addressed by the metadata id Google gave
+   * them, never by key or value: a tag a crash left behind (same key, maybe the same id) never
+   * matches. The caller deletes `tags` and `drop` when done (see untag).
+   */
+  async function tagRows(
+    sheetId: number,
+    idCol: number,
+    ids: string[],
+  ): Promise<{
+    /** Id -> its verified tag's metadata id. */
+    tags: Map<string, number>;
+    /** The last read of the id column (the verified tags' rows are in `column.tags`). */
+    column: IdColumn;
+    /** Ids no row carries. */
+    missing: string[];
+    /** Ids whose row kept moving under the tag. */
+    unsettled: string[];
+    /** Tags left on other rows, to delete. */
+    drop: number[];
+  }> {
+    let column = await readIdColumn(sheetId);
+    const tags = new Map<string, number>();
+    const missing: string[] = [];
+    let pending = [...new Set(ids)];
+    let drop: number[] = [];
+    for (let round = 0; round < TAG_ROUNDS && pending.length; round++) {
+      if (column.idCol !== idCol) {
+        // The id column moved since the schema was read: the field columns may have moved too.
+        schemas.delete(sheetId);
+        if (tags.size || drop.length) await untag([...tags.values(), ...drop]);
+        throw new ConnectorError(
+          'transient',
+          `The id column of sheet ${sheetId} moved from ${idCol} to ${column.idCol}`,
+          userMessage('transient', ''),
+        );
+      }
+      const located: { id: string; at: number }[] = [];
+      for (const id of pending) {
+        const at = column.at.get(id);
+        if (at === undefined) missing.push(id);
+        else located.push({ id, at });
+      }
+      pending = [];
+      if (!located.length) break;
+      const requests = [
+        ...drop.map(dropTag),
+        ...located.map(({ id, at }) => ({
+          createDeveloperMetadata: {
+            developerMetadata: {
+              metadataKey: WRITE_TAG_KEY,
+              metadataValue: id,
+              visibility: 'DOCUMENT',
+              location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
+            },
+          },
+        })),
+      ];
+      const res = await api<{
+        replies?: { createDeveloperMetadata?: { developerMetadata?: { metadataId?: number } } }[];
+      }>('POST', ':batchUpdate', { body: { requests }, idempotent: false });
+      const made: { id: string; metadataId: number }[] = [];
+      for (const [k, { id }] of located.entries()) {
+        const metadataId =
+          res.replies?.[drop.length + k]?.createDeveloperMetadata?.developerMetadata?.metadataId;
+        if (metadataId === undefined)
+          throw new ConnectorError(
+            'transient',
+            'Google did not answer with the tag it created',
+            userMessage('transient', ''),
+          );
+        made.push({ id, metadataId });
+      }
+      drop = [];
+      // Where the tags are now, and what the id cells of those rows hold.
+      column = await readIdColumn(sheetId);
+      for (const { id, metadataId } of made) {
+        const row = column.tags.get(metadataId);
+        if (row !== undefined && column.ids.get(row) === id) tags.set(id, metadataId);
+        else {
+          // The tag landed on another row (or that row is gone with its tag): tag the id's row again.
+          if (row !== undefined) drop.push(metadataId);
+          pending.push(id);
+        }
+      }
+    }
+    return { tags, column, missing, unsettled: pending, drop };
+  }
+
+  /**
+   * Deletes write tags (one batchUpdate). A failure here is left alone: the write it followed is
+   * done, and the next read deletes tags left behind.
+   */
+  async function untag(metadataIds: number[]): Promise<void> {
+    for (let k = 0; k < metadataIds.length; k += MAX_TAGGED_ROWS)
+      await api('POST', ':batchUpdate', {
+        body: { requests: metadataIds.slice(k, k + MAX_TAGGED_ROWS).map(dropTag) },
+        idempotent: true,
+      }).catch(() => {});
+  }
+
   async function updates(
     schema: Schema,
     items: { index: number; r: Extract<WriteRequest, { kind: 'update' }> }[],
@@ -1575,70 +1734,73 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       }
     }
     const idCol = schema.idCol as number;
-    const width = widthOf(schema);
+    const notFound = (id: string) =>
+      failure(
+        new ConnectorError(
+          'not_found',
+          `No row with id ${id} in sheet ${sheetId}`,
+          userMessage('not_found', ''),
+        ),
+      );
     const done = await chunked(
       prepared,
       (p) => JSON.stringify(p.values).length + 400,
       async (chunk) => {
         const out = new Map<string, WriteResult>();
-        let pending = chunk;
-        // Find each row by its id, write it by row number, and check the id in the answer: rows
-        // inserted or deleted in between move the row. Such rows are looked up and written once more.
-        for (let attempt = 0; attempt < 2 && pending.length; attempt++) {
-          const column = await readIdColumn(sheetId);
-          if (column.idCol !== idCol) {
-            // The id column moved since the schema was read: the field columns may have moved too.
-            schemas.delete(sheetId);
-            throw new ConnectorError(
-              'transient',
-              `The id column of sheet ${sheetId} moved from ${idCol} to ${column.idCol}`,
-              userMessage('transient', ''),
-            );
-          }
-          const located = pending.flatMap((p) => {
-            const at = column.at.get(p.id);
-            if (at === undefined) {
-              out.set(
-                p.id,
-                failure(
-                  new ConnectorError(
-                    'not_found',
-                    `No row with id ${p.id} in sheet ${sheetId}`,
-                    userMessage('not_found', ''),
-                  ),
-                ),
-              );
-              return [];
-            }
-            return [{ p, at }];
+        // Tag each row, then write through its tag: the write lands on the tagged row wherever
+        // people moved it, never on a row that moved into its place.
+        const { tags, missing, unsettled, drop } = await tagRows(
+          sheetId,
+          idCol,
+          chunk.map((p) => p.id),
+        );
+        for (const id of missing) out.set(id, notFound(id));
+        for (const id of unsettled) out.set(id, moving(id));
+        try {
+          const targets = chunk.flatMap((p) => {
+            const metadataId = tags.get(p.id);
+            return metadataId === undefined || out.has(p.id) ? [] : [{ p, metadataId }];
           });
-          if (!located.length) break;
-          const title = quoteSheet(column.title);
-          const res = await api<{ responses?: { updatedRange?: string; updatedData?: ValueRange }[] }>(
-            'POST',
-            '/values:batchUpdate',
-            {
+          if (targets.length) {
+            const res = await api<{
+              responses?: {
+                dataFilter?: { developerMetadataLookup?: { metadataId?: number } };
+                updatedData?: ValueRange;
+              }[];
+            }>('POST', '/values:batchUpdateByDataFilter', {
               body: {
                 valueInputOption: 'USER_ENTERED',
                 includeValuesInResponse: true,
                 responseValueRenderOption: 'UNFORMATTED_VALUE',
                 responseDateTimeRenderOption: 'SERIAL_NUMBER',
-                // Each range spans the id column, whose input is null (left as it is), so the
-                // answer carries the id the written row holds.
-                data: located.map(({ p, at }) => ({
-                  range: `${title}!A${at + 1}:${columnLetter(width - 1)}${at + 1}`,
+                // The tag selects its whole row; the values start at column A. The id cell's input
+                // is null (left as it is), so the answer carries the id the written row holds.
+                data: targets.map(({ p, metadataId }) => ({
+                  dataFilter: { developerMetadataLookup: { metadataId } },
                   majorDimension: 'ROWS',
                   values: [p.values.map((v, c) => (c === idCol ? null : v))],
                 })),
               },
-              // Writing the same values to the same row twice is harmless.
+              // Writing the same values through the same tags twice is harmless.
               idempotent: true,
-            },
-          );
-          const again: typeof pending = [];
-          for (const [k, { p }] of located.entries()) {
-            const row = res.responses?.[k]?.updatedData?.values?.[0] ?? [];
-            if (idText({ effectiveValue: { stringValue: String(row[idCol] ?? '') } }) === p.id)
+            });
+            const answers = new Map<number, unknown[]>();
+            for (const r of res.responses ?? []) {
+              const metadataId = r.dataFilter?.developerMetadataLookup?.metadataId;
+              if (metadataId !== undefined) answers.set(Number(metadataId), r.updatedData?.values?.[0] ?? []);
+            }
+            for (const { p, metadataId } of targets) {
+              const row = answers.get(metadataId);
+              // No answer: the tag matched nothing (the row was deleted, with its tag, just now).
+              if (!row) {
+                out.set(p.id, moving(p.id));
+                continue;
+              }
+              if (idText({ effectiveValue: { stringValue: String(row[idCol] ?? '') } }) !== p.id) {
+                // Only a person editing the id cell in between gets here.
+                out.set(p.id, moving(p.id));
+                continue;
+              }
               out.set(p.id, {
                 ok: true,
                 remoteId: p.id,
@@ -1650,23 +1812,14 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
                   ),
                 },
               });
-            else again.push(p);
+            }
           }
-          pending = again;
+        } finally {
+          await untag([...tags.values(), ...drop]);
         }
-        for (const p of pending)
-          out.set(
-            p.id,
-            failure(
-              new ConnectorError(
-                'transient',
-                `Row ${p.id} moved while Lockstep wrote it (rows were inserted or deleted); it will be retried`,
-                userMessage('transient', ''),
-              ),
-            ),
-          );
         return chunk.map((p) => out.get(p.id) ?? failure(new Error('no result for the update')));
       },
+      MAX_TAGGED_ROWS,
     );
     for (const [k, p] of prepared.entries()) results[p.index] = done[k] as WriteResult;
   }
@@ -1677,23 +1830,71 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     results: WriteResult[],
   ) {
     const sheetId = schema.sheetId;
-    const column = await readIdColumn(sheetId);
-    const found = new Set<number>();
-    for (const { r } of items) {
-      const at = column.at.get(r.remoteId);
-      if (at !== undefined) found.add(at);
+    const idCol = schema.idCol as number;
+    const out = new Map<string, WriteResult>();
+    const unique = [...new Set(items.map(({ r }) => r.remoteId))];
+    for (let k = 0; k < unique.length; k += MAX_TAGGED_ROWS) {
+      const { tags, column, missing, unsettled, drop } = await tagRows(
+        sheetId,
+        idCol,
+        unique.slice(k, k + MAX_TAGGED_ROWS),
+      );
+      // A row already gone is a success: replaying a delete changes nothing.
+      for (const id of missing) out.set(id, gone(id));
+      for (const id of unsettled) out.set(id, moving(id));
+      // Where the verified tags are, bottom-up: deleting a lower row first leaves the indexes of the
+      // rows above it unchanged. A batchUpdate cannot address a row by its metadata, so the rows are
+      // deleted by number, in the request right after the read that found the tags there.
+      const rows = [...tags]
+        .flatMap(([id, metadataId]) => {
+          const at = column.tags.get(metadataId);
+          return at === undefined ? [] : [{ id, at }];
+        })
+        .sort((a, b) => b.at - a.at);
+      try {
+        if (rows.length) {
+          await api('POST', ':batchUpdate', {
+            body: {
+              requests: rows.map(({ at }) => ({
+                deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
+              })),
+            },
+          });
+          for (const { at } of rows) moved(sheetId, at, -1);
+          // A deleted row takes its tag with it: a tag still there is a row that moved in that one
+          // request's time, so another row went in its place (reported; it cannot be undone).
+          const left = await searchTags(rows.map(({ id }) => tags.get(id) as number));
+          for (const { id } of rows) out.set(id, left.has(tags.get(id) as number) ? moving(id) : gone(id));
+        }
+      } finally {
+        const alive = rows
+          .filter(({ id }) => out.get(id)?.ok !== true)
+          .map(({ id }) => tags.get(id) as number);
+        if (alive.length || drop.length) await untag([...alive, ...drop]);
+      }
     }
-    // Bottom-up: deleting a lower row first leaves the indexes of the rows above it unchanged.
-    const rows = [...found].sort((a, b) => b - a);
-    const requests = rows.map((at) => ({
-      deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
-    }));
-    for (const chunk of chunksBySize(requests, maxPayload)) {
-      await api('POST', ':batchUpdate', { body: { requests: chunk } });
-      for (const r of chunk) moved(sheetId, r.deleteDimension.range.startIndex, -1);
-    }
-    // A row already gone is a success: replaying a delete changes nothing.
-    for (const { index, r } of items) results[index] = { ok: true, remoteId: r.remoteId, postImage: null };
+    for (const { index, r } of items)
+      results[index] = out.get(r.remoteId) ?? failure(new Error('no result for the delete'));
+  }
+
+  const gone = (id: string): WriteResult => ({ ok: true, remoteId: id, postImage: null });
+
+  /** Which of these write tags still exist (one developerMetadata:search). */
+  async function searchTags(metadataIds: number[]): Promise<Set<number>> {
+    if (!metadataIds.length) return new Set();
+    const res = await api<{ matchedDeveloperMetadata?: { developerMetadata?: { metadataId?: number } }[] }>(
+      'POST',
+      '/developerMetadata:search',
+      {
+        body: { dataFilters: metadataIds.map((metadataId) => ({ developerMetadataLookup: { metadataId } })) },
+        idempotent: true,
+      },
+    );
+    return new Set(
+      (res.matchedDeveloperMetadata ?? []).flatMap((m) =>
+        m.developerMetadata?.metadataId === undefined ? [] : [m.developerMetadata.metadataId],
+      ),
+    );
   }
 
   async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
@@ -1822,13 +2023,14 @@ function chunksBySize<T>(
   items: T[],
   limit: number,
   size: (t: T) => number = (t) => JSON.stringify(t).length + 1,
+  maxItems = 1000,
 ): T[][] {
   const out: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const item of items) {
     const s = size(item);
-    if (current.length && (bytes + s > limit || current.length >= 1000)) {
+    if (current.length && (bytes + s > limit || current.length >= maxItems)) {
       out.push(current);
       current = [];
       bytes = 0;
