@@ -687,6 +687,13 @@ describe('Google Sheets id column', () => {
   const beforeRequests = (part: string, times: number, before: () => void) =>
     hook((url) => url.includes(part), times, before);
 
+  /**
+   * Calls `before` ahead of the first write request (of any kind) after the connector read where its
+   * rows are: the moment between finding rows and writing them.
+   */
+  const beforeFirstWrite = (before: () => void) =>
+    hook((url) => url.endsWith(':batchUpdate') || url.includes('/values:batchUpdate'), 1, before);
+
   /** Calls `before` ahead of the first `times` batchUpdates that create write tags. */
   const beforeTagging = (times: number, before: () => void) =>
     hook(
@@ -797,15 +804,16 @@ describe('Google Sheets id column', () => {
 
   const writeTags = () => sim.state.rowsWithMetadata(ss, WRITE_TAG_KEY);
 
-  it('lands updates on their rows when rows are inserted between the id-column read and the tag, and before the write', async () => {
+  it('lands updates on their rows, and on no other, when rows are inserted after the id-column read and again before the write', async () => {
     const { records } = await readAll(connector, '0', null, 100);
     const targets = [records[3], records[20], records[21], records[35]] as { id: string; fields: Fields }[];
     const before = rowsById();
     sim.requestLog.reset();
-    // Between the connector's id-column read and its tags: the rows it found move down by one.
-    beforeTagging(1, () => sim.insertRows(ss, 'Leads', 1, [['Typed before the tag']]));
-    // And between the tags and the write.
-    beforeRequests('values:batchUpdateByDataFilter', 1, () =>
+    // Between the connector's id-column read and its first write (the tags): the rows it found move
+    // down by one.
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 1, [['Typed before the tag']]));
+    // And right before the values are written.
+    beforeRequests('/values:batchUpdate', 1, () =>
       sim.insertRows(ss, 'Leads', 2, [['Typed before the write']]),
     );
     const results = await connector.write(
@@ -905,11 +913,11 @@ describe('Google Sheets id column', () => {
     expect(writeTags()).toEqual([]);
   });
 
-  it('deletes the intended rows, and no other, when rows are inserted between the id-column read and the tag', async () => {
+  it('deletes the intended rows, and no other, when rows are inserted between the id-column read and the first write', async () => {
     const { records } = await readAll(connector, '0', null, 100);
     const targets = [records[2], records[3], records[30]] as { id: string; fields: Fields }[];
     const before = rowsById();
-    beforeTagging(1, () => sim.insertRows(ss, 'Leads', 1, [['Typed above']]));
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 1, [['Typed above']]));
     const results = await connector.write(
       '0',
       targets.map((t, k) => ({ kind: 'delete' as const, remoteId: t.id, idempotencyKey: `d${k}` })),
@@ -920,6 +928,32 @@ describe('Google Sheets id column', () => {
     expect([...after.entries()].sort()).toEqual(kept.sort());
     expect((sim.values(ss, 'Leads') as unknown[][])[1]).toEqual(['Typed above']);
     expect(writeTags()).toEqual([]);
+  });
+
+  it('reports a delete as a retryable error when rows shift in the one request before it (the gap Sheets leaves)', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const before = rowsById();
+    // After the checked read, right before the deleteDimension: nothing in Sheets can stop it.
+    hook(
+      (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
+      1,
+      () => sim.insertRows(ss, 'Leads', 1, [['Typed above']]),
+    );
+    const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
+    // The target's tag survived: its row was not deleted, so the delete is reported and retried.
+    expect(d?.ok === false && d.error.code).toBe('transient');
+    const after = rowsById();
+    expect(after.get(target.id)).toEqual(before.get(target.id));
+    // The row that moved into its place went instead (known, documented, not undoable).
+    expect(after.size).toBe(before.size - 1);
+    expect(writeTags()).toEqual([]);
+    // The retry deletes the target.
+    const [again] = await connector.write('0', [
+      { kind: 'delete', remoteId: target.id, idempotencyKey: 'd' },
+    ]);
+    expect(again?.ok).toBe(true);
+    expect(rowsById().has(target.id)).toBe(false);
   });
 
   it('removes a write tag a crash left on the next read, and never writes through it', async () => {

@@ -34,16 +34,45 @@
  *   (new rows where values.append would write: after the table that starts at the header),
  *   updateCells with typed values and the id, and the number formats of date and currency columns.
  *   When the connector does not know where the table ends yet (a long sheet it has not read), the
- *   rows go through values.append, ids included. Updates and deletes find their rows by reading the
- *   id column (getByDataFilter on the column's metadata) and write by row number; an update's answer
- *   carries the row's id cell, and a row that no longer holds the id (rows inserted in between) is
- *   looked up and written once more, then reported as a retryable error. Deletes remove the rows
- *   bottom-up in one batchUpdate. Requests stay under ~1.9 MB (Google recommends <= 2 MB).
- *   Known gap: Sheets has no conditional write, and without per-row metadata nothing addresses a
- *   row but its number. Rows a person inserts or deletes in the moment between the id-column read
- *   and the write (one request apart) shift that number: the id check then finds the update on
- *   another row, and the right row is written on the retry, but the other row's written cells
- *   already hold the update's values. Deletes and the ids written while reading share the window.
+ *   rows go through values.append, ids included.
+ *   Updates and deletes do not trust a row number read earlier: people insert, delete, move and
+ *   sort rows at any moment, and a write by number then lands on whichever row moved into place
+ *   (Sheets has no conditional write). They pin their rows with row developer metadata, which moves
+ *   with its row, for the duration of the write (updates then need no row number at all):
+ *   1. tag: read the id column (one getByDataFilter on the column's metadata), then one batchUpdate
+ *      of createDeveloperMetadata per row (key `lockstep.writing`, value the id, DOCUMENT) at the
+ *      rows just read. Google answers with each tag's metadata id; tags are addressed by it from then
+ *      on, never by key or value, so a tag left by a crash (same key, maybe the same id) never matches.
+ *   2. verify: read the id column again with each row's metadata: every tag must sit on a row whose
+ *      id cell holds the tag's id. A tag on another row (rows moved between the read and the tag) is
+ *      deleted and its id tagged again where this read found it, in the next round's batchUpdate;
+ *      after 3 rounds the ids still moving are a retryable error (nothing written for them).
+ *   3. write: updates go through values:batchUpdateByDataFilter, each row addressed by its tag's
+ *      metadata id (developerMetadataLookup): the values land on the tagged row wherever it is by
+ *      then. The answer carries the row's id cell (its input is null, left as it is), checked once
+ *      more; a tag that matched nothing (its row was deleted just now) is a retryable error.
+ *      Deletes: a batchUpdate cannot address a row by its metadata (deleteDimension takes only a
+ *      range), so the verified tags' rows are deleted by number, bottom-up, in the request right
+ *      after the read that found them there. Afterwards one developerMetadata:search by the tags'
+ *      ids tells what happened: a deleted row takes its tag with it, so a tag still there is a row
+ *      that was not deleted, reported as a retryable error. What remains for deletes: rows a person
+ *      inserts, deletes or moves in the one request's time between that read and the delete shift
+ *      the numbers, so another row is deleted in place of the intended one; the search detects it
+ *      (the intended row's error) but cannot undo it, and the next read reports the other row's id
+ *      as deleted. The old design had the same one-request window for deletes (and for updates,
+ *      which no longer have one).
+ *   4. untag: values:batchUpdateByDataFilter is a separate endpoint from batchUpdate, so the tags
+ *      cannot go in the write's request: one more batchUpdate deletes them (deleted rows took
+ *      theirs). A failure there is left alone; any read deletes the `lockstep.writing` tags it finds
+ *      (left by a crash between tag and untag). A read racing a write of the same sheet may delete
+ *      that write's tags: the write then matches nothing and reports a retryable error, never
+ *      writes another row.
+ *   At most 400 rows are tagged at once (~28 characters each, far under Google's 30,000 characters
+ *   of metadata per sheet); larger batches are split. Requests per update batch: 2 reads and 3
+ *   writes (was 1 and 1); per delete batch: 3 reads and 2 writes (was 1 and 1). Requests stay under
+ *   ~1.9 MB (Google recommends <= 2 MB).
+ *   Still by number: the ids written while reading (empty id cells filled in) keep a one-request
+ *   window, in which a row moved into that place gets the id meant for the row that was there.
  * - quota: 60 read and 60 write requests per minute per user, paced by the SDK RateLimiter; 429
  *   RESOURCE_EXHAUSTED is retried with exponential backoff by the HttpClient.
  */

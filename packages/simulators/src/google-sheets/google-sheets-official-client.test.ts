@@ -402,6 +402,154 @@ describe('googleapis sheets v4 against the Google Sheets simulator', () => {
     expect(written.data.responses?.[0]?.updatedData?.values).toEqual([['id-ada', 'Ada L.', 'z']]);
   });
 
+  it('writes through a row tag: createDeveloperMetadata on a row, getByDataFilter with rowMetadata, values.batchUpdateByDataFilter', async () => {
+    const made = await sheets.spreadsheets.create({
+      requestBody: { properties: { title: 'Tags' }, sheets: [{ properties: { title: 'T' } }] },
+    });
+    const tid = made.data.spreadsheetId as string;
+    const sheetId = made.data.sheets?.[0]?.properties?.sheetId as number;
+    await sheets.spreadsheets.values.update({
+      spreadsheetId: tid,
+      range: 'T!A1:C4',
+      valueInputOption: 'RAW',
+      requestBody: {
+        values: [
+          ['Name', 'Stage', 'Id'],
+          ['Ada', 'Lead', 'id-a'],
+          ['Grace', 'Lead', 'id-g'],
+          ['Alan', 'Lead', 'id-t'],
+        ],
+      },
+    });
+    const col = { sheetId, dimension: 'COLUMNS', startIndex: 2, endIndex: 3 };
+    const tagged = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.idColumn',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: col },
+              },
+            },
+          },
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.writing',
+                metadataValue: 'id-g',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 2, endIndex: 3 } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const tag: sheets_v4.Schema$DeveloperMetadata | undefined =
+      tagged.data.replies?.[1]?.createDeveloperMetadata?.developerMetadata;
+    expect(tag).toMatchObject({
+      metadataKey: 'test.writing',
+      metadataValue: 'id-g',
+      location: {
+        locationType: 'ROW',
+        dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 2, endIndex: 3 },
+      },
+    });
+    const metadataId = tag?.metadataId as number;
+    // A person inserts a row above: the tag moves with Grace's row.
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          {
+            insertDimension: {
+              range: { sheetId, dimension: 'ROWS', startIndex: 1, endIndex: 2 },
+              inheritFromBefore: false,
+            },
+          },
+        ],
+      },
+    });
+    // The id column, with each row's metadata: the tag sits on the row whose id cell holds id-g.
+    const found = await sheets.spreadsheets.getByDataFilter({
+      spreadsheetId: tid,
+      fields:
+        'sheets(data(startRow,startColumn,rowData(values(effectiveValue)),rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))',
+      requestBody: {
+        dataFilters: [
+          {
+            developerMetadataLookup: {
+              metadataKey: 'test.idColumn',
+              locationType: 'COLUMN',
+              metadataLocation: { sheetId },
+              locationMatchingStrategy: 'INTERSECTING_LOCATION',
+            },
+          },
+        ],
+      },
+    });
+    const data: sheets_v4.Schema$GridData | undefined = found.data.sheets?.[0]?.data?.[0];
+    expect(data?.startColumn).toBe(2);
+    const rows: sheets_v4.Schema$DimensionProperties[] = data?.rowMetadata ?? [];
+    const at = rows.findIndex((r) => r.developerMetadata?.some((m) => m.metadataId === metadataId));
+    expect(at).toBe(3);
+    expect(data?.rowData?.[at]?.values?.[0]?.effectiveValue?.stringValue).toBe('id-g');
+
+    // Values written through the tag, wherever its row is now; null leaves the id cell.
+    const written = await sheets.spreadsheets.values.batchUpdateByDataFilter({
+      spreadsheetId: tid,
+      requestBody: {
+        valueInputOption: 'USER_ENTERED',
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        data: [
+          {
+            dataFilter: { developerMetadataLookup: { metadataId } },
+            majorDimension: 'ROWS',
+            values: [['Grace H.', 'Won', null]],
+          },
+        ],
+      },
+    });
+    const answer: sheets_v4.Schema$UpdateValuesByDataFilterResponse | undefined = written.data.responses?.[0];
+    expect(answer?.dataFilter?.developerMetadataLookup?.metadataId).toBe(metadataId);
+    expect(answer?.updatedData?.values?.[0]).toEqual(['Grace H.', 'Won', 'id-g']);
+    expect(written.data.totalUpdatedRows).toBe(1);
+    const all = await sheets.spreadsheets.values.get({ spreadsheetId: tid, range: 'T!A1:C5' });
+    expect(all.data.values).toEqual([
+      ['Name', 'Stage', 'Id'],
+      [],
+      ['Ada', 'Lead', 'id-a'],
+      ['Grace H.', 'Won', 'id-g'],
+      ['Alan', 'Lead', 'id-t'],
+    ]);
+
+    // The tag found by its id, then deleted; a deleted row takes its tag with it.
+    const search = await sheets.spreadsheets.developerMetadata.search({
+      spreadsheetId: tid,
+      requestBody: { dataFilters: [{ developerMetadataLookup: { metadataId } }] },
+    });
+    expect(search.data.matchedDeveloperMetadata?.map((m) => m.developerMetadata?.metadataValue)).toEqual([
+      'id-g',
+    ]);
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          { deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: 3, endIndex: 4 } } },
+        ],
+      },
+    });
+    const after = await sheets.spreadsheets.developerMetadata.search({
+      spreadsheetId: tid,
+      requestBody: { dataFilters: [{ developerMetadataLookup: { metadataId } }] },
+    });
+    expect(after.data.matchedDeveloperMetadata).toBeUndefined();
+  });
+
   it('creates a spreadsheet, clears values and deletes rows', async () => {
     const made = await sheets.spreadsheets.create({
       requestBody: { properties: { title: 'Contract' }, sheets: [{ properties: { title: 'Data' } }] },
