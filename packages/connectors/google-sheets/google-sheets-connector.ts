@@ -1813,9 +1813,14 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
               // Writing the same values through the same tags twice is harmless.
               idempotent: true,
             });
+            // Each answer names the data filter that selected its range (a filter matching nothing
+            // has none). Without the echo, answers follow the filters when every one matched.
             const answers = new Map<number, unknown[]>();
-            for (const r of res.responses ?? []) {
-              const metadataId = r.dataFilter?.developerMetadataLookup?.metadataId;
+            const responses = res.responses ?? [];
+            for (const [k, r] of responses.entries()) {
+              const echoed = r.dataFilter?.developerMetadataLookup?.metadataId;
+              const metadataId =
+                echoed ?? (responses.length === targets.length ? targets[k]?.metadataId : undefined);
               if (metadataId !== undefined) answers.set(Number(metadataId), r.updatedData?.values?.[0] ?? []);
             }
             for (const { p, metadataId } of targets) {
