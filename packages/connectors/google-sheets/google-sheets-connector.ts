@@ -17,10 +17,11 @@
  *   row's id moves into the column (same id) and its row metadata is deleted, in the same request.
  * - read: one `spreadsheets.getByDataFilter` per page, addressed by sheet id (grid ranges): the
  *   header row with the columns' developer metadata (which column holds the ids), a window of rows
- *   with their effective values (the id cells among them), each row's legacy metadata, and the
- *   sheet's grid size, all in one answer. The first page of a pass also asks for formulas and number
- *   formats and infers the schema again from it. Rows with an empty id cell get a new id, written
- *   per page in one batchUpdate. A row whose id another row already carries (a person copied a row)
+ *   with their effective values (the id cells among them), each row's developer metadata (legacy
+ *   ids, write tags), and the sheet's grid size, all in one answer. The first page of a pass also
+ *   asks for formulas and number formats and infers the schema again from it. Rows with an empty id
+ *   cell get a new id, written per page in one batchUpdate, which also deletes the write tags the
+ *   page found (left by a write that never finished). A row whose id another row already carries (a person copied a row)
  *   is confirmed against one read of the id column; the first row keeps the id, the copy becomes a
  *   new record with a fresh id. No change feed exists, so incremental reads re-read the sheet and
  *   diff each row against the hash the cursor kept from the previous pass; rows whose id disappeared
