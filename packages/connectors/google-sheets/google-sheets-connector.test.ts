@@ -1,13 +1,15 @@
 import type { CanonicalValue } from '@lockstep/engine';
 import { type GoogleSheetsSimulator, ManualClock, startGoogleSheetsSimulator } from '@lockstep/simulators';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { readAll, runConformanceSuite } from '../sdk/conformance';
 import { createMemoryRateLimitStore } from '../sdk/rate-limiter';
 import {
   createGoogleSheetsConnector,
   type GoogleSheetsConnector,
   type GoogleSheetsConnectorOptions,
+  ID_COLUMN_KEY,
   ROW_ID_KEY,
+  WRITE_TAG_KEY,
 } from './google-sheets-connector';
 
 type Fields = Record<string, CanonicalValue>;
@@ -30,8 +32,29 @@ function connectorFor(
   });
 }
 
+/** The index of the column Lockstep's column metadata marks as the id column (-1: none). */
+function idColumnOf(sim: GoogleSheetsSimulator, spreadsheetId?: string, sheetId = 0): number {
+  const state = sim.state.spreadsheet(spreadsheetId ?? (sim.sales?.spreadsheetId as string));
+  const m = state.metadata.find(
+    (x) => x.key === ID_COLUMN_KEY && x.loc.kind === 'COLUMN' && x.loc.sheet.sheetId === sheetId,
+  );
+  if (m?.loc.kind !== 'COLUMN') return -1;
+  return m.loc.sheet.cols.indexOf(m.loc.col);
+}
+
+/** The data rows holding an id in the id column, in sheet order. */
+function idRows(sim: GoogleSheetsSimulator, spreadsheetId?: string): { index: number; value: string }[] {
+  const id = spreadsheetId ?? (sim.sales?.spreadsheetId as string);
+  const col = idColumnOf(sim, id);
+  if (col < 0) return [];
+  return sim.values(id, 0).flatMap((r, index) => {
+    const v = r[col];
+    return index >= 1 && v !== undefined && v !== '' ? [{ index, value: String(v) }] : [];
+  });
+}
+
 const rowOf = (sim: GoogleSheetsSimulator, id: string) => {
-  const found = sim.state.rowsWithMetadata(sim.sales?.spreadsheetId as string, ROW_ID_KEY, id)[0];
+  const found = idRows(sim).find((r) => r.value === id);
   if (!found) throw new Error(`no row carries ${id}`);
   return found.index;
 };
@@ -190,7 +213,7 @@ describe('Google Sheets connector specifics', () => {
     expect(scan.pages.some((p) => p.scanComplete)).toBe(false);
     expect((await connector.read('0', null, { pageSize: 100 })).scanComplete).toBe(true);
     const byName = new Map(scan.records.map((r) => [r.fields.Name, r.id]));
-    expect(sim.state.rowsWithMetadata(ss, ROW_ID_KEY)).toHaveLength(40);
+    expect(idRows(sim)).toHaveLength(40);
 
     // Nothing changed: the incremental pass re-reads and reports nothing.
     const quiet = await readAll(connector, '0', scan.cursor, 15);
@@ -233,7 +256,7 @@ describe('Google Sheets connector specifics', () => {
       sim.insertRows(ss, 'Leads', 1, [[]]);
     }
     expect(new Set(ids).size).toBe(ids.length);
-    const present = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).map((r) => r.value);
+    const present = idRows(sim).map((r) => r.value);
     // Every row that still exists and existed when its position was passed was read.
     const missing = present.filter((id) => !ids.includes(id as string));
     expect(missing).toEqual([]);
@@ -248,7 +271,7 @@ describe('Google Sheets connector specifics', () => {
     const rest = await readAll(connector, '0', page1.nextCursor, 30);
     const ids = [...page1.records, ...rest.records].map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
-    const present = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).map((r) => r.value as string);
+    const present = idRows(sim).map((r) => r.value);
     expect(present.filter((id) => !ids.includes(id))).toEqual([]);
     expect(present).toHaveLength(15);
     // The deleted row that was the anchor: gone, and the next pass reports the deleted ones.
@@ -297,7 +320,7 @@ describe('Google Sheets connector specifics', () => {
     });
     expect((sim.values(ss, 'Leads')[rowA + 1] as unknown[])[3]).toBe('Won');
 
-    const targets = sim.state.rowsWithMetadata(ss, ROW_ID_KEY).slice(0, 4);
+    const targets = idRows(sim).slice(0, 4);
     const names = targets.map((t) => (sim.values(ss, 'Leads')[t.index] as unknown[])[0]);
     const before = sim.values(ss, 'Leads').length;
     sim.requestLog.reset();
@@ -310,7 +333,8 @@ describe('Google Sheets connector specifics', () => {
       })),
     );
     expect(removed.every((r) => r.ok)).toBe(true);
-    expect(sim.requestLog.count({ method: 'POST', path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(1);
+    // The tags, then the deletes (the tags go with their rows).
+    expect(sim.requestLog.count({ method: 'POST', path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(2);
     const after = sim.values(ss, 'Leads');
     expect(after).toHaveLength(before - 4);
     for (const n of names) expect(after.some((r) => r[0] === n)).toBe(false);
@@ -348,7 +372,7 @@ describe('Google Sheets connector specifics', () => {
     expect(sim.state.payloads.filter((p) => p.path.endsWith(':append'))).toEqual([]);
     for (const p of sim.state.payloads) expect(p.bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(new Set(results.map((r) => (r.ok ? r.remoteId : ''))).size).toBe(120);
-    const rows = sim.state.rowsWithMetadata(ss, ROW_ID_KEY);
+    const rows = idRows(sim);
     expect(rows).toHaveLength(120);
     // The new rows follow the seeded table in order, right after its last row.
     expect(rows.map((r) => (sim.values(ss, 'Leads')[r.index] as unknown[])[0])).toEqual(
@@ -375,10 +399,11 @@ describe('Google Sheets connector specifics', () => {
       );
       expect(results.every((r) => r.ok)).toBe(true);
     }
-    // One read for the schema (and where the table ends), then one batchUpdate per batch.
+    // One read for the schema (and where the table ends) and one batchUpdate adding the id column;
+    // then per batch one read of the id column (a retried create finds its rows) and one batchUpdate.
     expect(sim.requestLog.byPath()).toEqual({
-      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 1,
-      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 3,
+      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 1 + 3,
+      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 1 + 3,
     });
     // A scan: one request per page (the schema comes with the first), and the page that reaches the
     // end of the data ends the pass. The seeded rows get their ids on this pass (one tagging request).
@@ -431,43 +456,52 @@ describe('Google Sheets connector specifics', () => {
       .map((r) => r[0])
       .filter((n) => String(n).startsWith('Retry'));
     expect(names.sort()).toEqual(['Retry x1', 'Retry x2', 'Retry x3']);
-    // The refused batch applied nothing; the lookup and the second try did the rest.
-    expect(sim.requestLog.count({ status: 400 })).toBe(1);
+    // The ids already in the id column were answered from their rows; one batchUpdate made x3.
+    expect(sim.requestLog.count({ status: 400 })).toBe(0);
+    expect(sim.requestLog.byPath()).toEqual({
+      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 2,
+      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 1,
+    });
   });
 
-  it('creates a row whose derived metadata id another row already holds', async () => {
-    // Another app's (or an earlier pass's) row metadata sits on the id a create would derive.
-    await connector.write('0', [{ kind: 'create', fields: { Name: 'Probe' }, idempotencyKey: 'probe' }]);
-    const [probe] = sim.state.spreadsheet(ss).metadata.filter((m) => m.value?.startsWith('k'));
-    const taken = probe?.metadataId as number;
-    await connector.write('0', [
-      { kind: 'delete', remoteId: probe?.value as string, idempotencyKey: 'gone' },
-    ]);
-    const res = await fetch(`${sim.url}/v4/spreadsheets/${ss}:batchUpdate`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        requests: [
-          {
-            createDeveloperMetadata: {
-              developerMetadata: {
-                metadataId: taken,
-                metadataKey: 'other.app',
-                metadataValue: 'theirs',
-                visibility: 'DOCUMENT',
-                location: { dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: 3, endIndex: 4 } },
-              },
-            },
-          },
-        ],
+  it('keeps ids in a hidden, warning-only protected id column that is neither a field nor writable', async () => {
+    await readAll(connector, '0', null, 100);
+    const col = idColumnOf(sim);
+    // After the last header column (Newsletter is G), headed "Lockstep ID".
+    expect(col).toBe(7);
+    expect((sim.values(ss, 'Leads')[0] as unknown[])[col]).toBe('Lockstep ID');
+    const sheet = sim.state.sheet(ss, 'Leads');
+    expect(sheet.cols[col]?.hiddenByUser).toBe(true);
+    const got = await fetch(
+      `${sim.url}/v4/spreadsheets/${ss}?fields=${encodeURIComponent('sheets(properties(sheetId),protectedRanges)')}`,
+      { headers: { authorization: `Bearer ${sim.token}` } },
+    );
+    const body = (await got.json()) as {
+      sheets: { protectedRanges?: { range: unknown; warningOnly?: boolean; description?: string }[] }[];
+    };
+    expect(body.sheets[0]?.protectedRanges).toEqual([
+      expect.objectContaining({
+        range: { sheetId: 0, startColumnIndex: col, endColumnIndex: col + 1 },
+        warningOnly: true,
+        description: expect.stringContaining('Lockstep keeps row ids here'),
       }),
-    });
-    expect(res.status).toBe(200);
-    const [again] = await connector.write('0', [
-      { kind: 'create', fields: { Name: 'Probe' }, idempotencyKey: 'probe' },
     ]);
-    expect(again?.ok).toBe(true);
-    expect(sim.state.rowsWithMetadata(ss, ROW_ID_KEY, again?.ok ? again.remoteId : '')).toHaveLength(1);
+    // One developer metadata entry for the whole sheet, none per row.
+    expect(sim.state.spreadsheet(ss).metadata.map((m) => m.key)).toEqual([ID_COLUMN_KEY]);
+    const [leads] = await connector.discover();
+    expect(leads?.fields.map((f) => f.remoteId)).not.toContain('Lockstep ID');
+    const { records } = await connector.read('0', null, { pageSize: 5 });
+    for (const r of records) expect(Object.keys(r.fields)).not.toContain('Lockstep ID');
+    const [bad] = await connector.write('0', [
+      {
+        kind: 'update',
+        remoteId: records[0]?.id as string,
+        fields: { 'Lockstep ID': 'x' },
+        idempotencyKey: 'i',
+      },
+    ]);
+    expect(bad?.ok === false && bad.error.code).toBe('validation');
+    expect(rowOf(sim, records[0]?.id as string)).toBe(1);
   });
 
   it('recovers when the table end it knew is gone (rows deleted in the sheet) and appends after a long unread table', async () => {
@@ -482,11 +516,14 @@ describe('Google Sheets connector specifics', () => {
       ]);
       expect(a?.ok).toBe(true);
       expect(long.requestLog.count({ path: /:append$/ })).toBe(1);
-      expect(long.state.rowsWithMetadata(lss, ROW_ID_KEY)[0]?.index).toBe(151);
+      expect(idRows(long, lss)[0]?.index).toBe(151);
       // From then on it knows the end: one batchUpdate.
       long.requestLog.reset();
       await c.write('0', [{ kind: 'create', fields: { Name: 'Next' }, idempotencyKey: 'b' }]);
-      expect(long.requestLog.byPath()).toEqual({ [`POST /v4/spreadsheets/${lss}:batchUpdate`]: 1 });
+      expect(long.requestLog.byPath()).toEqual({
+        [`POST /v4/spreadsheets/${lss}:getByDataFilter`]: 1,
+        [`POST /v4/spreadsheets/${lss}:batchUpdate`]: 1,
+      });
       expect((long.values(lss, 'Leads')[152] as unknown[])[0]).toBe('Next');
       // People delete the rows at the end and shrink the grid below the row it would insert at.
       const grid = long.state.sheet(lss, 'Leads');
@@ -494,8 +531,9 @@ describe('Google Sheets connector specifics', () => {
       long.requestLog.reset();
       const [d] = await c.write('0', [{ kind: 'create', fields: { Name: 'Later' }, idempotencyKey: 'd' }]);
       expect(d?.ok).toBe(true);
-      // Refused as a whole (nothing applied), then placed at the end of what is left.
-      expect(long.requestLog.count({ status: 400 })).toBe(1);
+      // The id column lookup before the create reads the grid's size again: placed at the end of
+      // what is left, without a refused request.
+      expect(long.requestLog.count({ status: 400 })).toBe(0);
       const values = long.values(lss, 'Leads');
       expect(values.filter((r) => r[0] === 'Later')).toHaveLength(1);
       expect((values[100] as unknown[])[0]).toBe('Later');
@@ -607,5 +645,398 @@ describe('Google Sheets quota', () => {
     sim.faults.next({ kind: 'rate_limit', count: 50 });
     await expect(connector.read('0', null, { pageSize: 3 })).rejects.toMatchObject({ code: 'rate_limited' });
     sim.faults.clear();
+  });
+});
+
+describe('Google Sheets id column', () => {
+  let sim: GoogleSheetsSimulator;
+  let connector: GoogleSheetsConnector;
+  let ss: string;
+  beforeEach(async () => {
+    sim = await startGoogleSheetsSimulator({ quota: false });
+    ss = sim.sales?.spreadsheetId as string;
+    connector = connectorFor(sim);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    return sim.close();
+  });
+
+  /** Hooks run ahead of matching requests (a person acting then); one fetch spy serves them all. */
+  let hooks: { match: (url: string, body: string) => boolean; times: number; before: () => void }[] = [];
+  function hook(match: (url: string, body: string) => boolean, times: number, before: () => void) {
+    if (!hooks.length) {
+      const real = globalThis.fetch;
+      vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+        const body = typeof init?.body === 'string' ? init.body : '';
+        for (const h of hooks)
+          if (h.times > 0 && h.match(String(input), body)) {
+            h.times -= 1;
+            h.before();
+          }
+        return real(input, init);
+      });
+    }
+    hooks.push({ match, times, before });
+  }
+  afterEach(() => {
+    hooks = [];
+  });
+
+  /** Calls `before` ahead of the first `times` requests whose URL contains `part`. */
+  const beforeRequests = (part: string, times: number, before: () => void) =>
+    hook((url) => url.includes(part), times, before);
+
+  /**
+   * Calls `before` ahead of the first write request (of any kind) after the connector read where its
+   * rows are: the moment between finding rows and writing them.
+   */
+  const beforeFirstWrite = (before: () => void) =>
+    hook((url) => url.endsWith(':batchUpdate') || url.includes('/values:batchUpdate'), 1, before);
+
+  /** Calls `before` ahead of the first `times` batchUpdates that create write tags. */
+  const beforeTagging = (times: number, before: () => void) =>
+    hook(
+      (url, body) =>
+        url.endsWith(':batchUpdate') &&
+        body.includes(WRITE_TAG_KEY) &&
+        body.includes('createDeveloperMetadata'),
+      times,
+      before,
+    );
+
+  it('names the id column "Lockstep ID 2" when a column of the sheet is already called "Lockstep ID"', async () => {
+    sim.editCell(ss, 'Leads', 'D1', 'Lockstep ID');
+    const { records } = await readAll(connector, '0', null, 100);
+    const col = idColumnOf(sim);
+    expect(col).toBe(7);
+    expect((sim.values(ss, 'Leads')[0] as unknown[])[col]).toBe('Lockstep ID 2');
+    // The person's own "Lockstep ID" column stays a field.
+    expect(records[0]?.fields).toHaveProperty('Lockstep ID');
+    expect(Object.keys(records[0]?.fields ?? {})).not.toContain('Lockstep ID 2');
+  });
+
+  it('syncs a sheet of 5,000 rows: ids go in the column, no metadata limit error, ids stable across reads', async () => {
+    const big = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 5000 } });
+    try {
+      const bss = big.sales?.spreadsheetId as string;
+      const c = connectorFor(big);
+      const first = await readAll(c, '0', null, 1000);
+      expect(first.records).toHaveLength(5000);
+      expect(new Set(first.records.map((r) => r.id)).size).toBe(5000);
+      expect(big.requestLog.count({ status: 400 })).toBe(0);
+      // Every row's id sits in its id cell; the sheet holds one metadata entry, whatever its size.
+      const rows = idRows(big, bss);
+      expect(rows).toHaveLength(5000);
+      expect(rows.every((r) => /^[A-Za-z0-9_-]{12}$/.test(r.value))).toBe(true);
+      expect(big.state.spreadsheet(bss).metadata.map((m) => m.key)).toEqual([ID_COLUMN_KEY]);
+      // A quiet incremental pass reports nothing; a fresh connector reads the same ids.
+      const quiet = await readAll(c, '0', first.cursor, 1000);
+      expect(quiet.records).toEqual([]);
+      expect(quiet.deletedIds).toEqual([]);
+      const again = await readAll(connectorFor(big), '0', null, 1000);
+      expect(again.records.map((r) => r.id)).toEqual(first.records.map((r) => r.id));
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('keeps every id when people insert rows above, sort the sheet and move the id column', async () => {
+    const scan = await readAll(connector, '0', null, 15);
+    const byEmail = new Map(scan.records.map((r) => [r.fields.Email, r.id]));
+    sim.insertRows(ss, 'Leads', 1, [
+      ['Above One', 'above1@example.com', 'Hooli', 'Lead'],
+      ['Above Two', 'above2@example.com', 'Hooli', 'Lead'],
+    ]);
+    sim.sortRows(ss, 'Leads', 1, false);
+    const col = idColumnOf(sim);
+    sim.moveColumns(ss, 'Leads', col, 1, 0);
+    expect(idColumnOf(sim)).toBe(0);
+    const next = await readAll(connector, '0', scan.cursor, 15);
+    expect(next.deletedIds).toEqual([]);
+    expect(next.records.map((r) => r.fields.Name).sort()).toEqual(['Above One', 'Above Two']);
+    const full = await readAll(connector, '0', null, 100);
+    expect(full.records).toHaveLength(42);
+    for (const r of full.records)
+      if (byEmail.has(r.fields.Email)) expect(r.id).toBe(byEmail.get(r.fields.Email));
+    expect(Object.keys(full.records[0]?.fields ?? {})).not.toContain('Lockstep ID');
+    // Writes follow the moved column too.
+    const target = full.records.find((r) => r.fields.Name === 'Above One') as { id: string };
+    const [u] = await connector.write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    const row = sim.values(ss, 'Leads')[rowOf(sim, target.id)] as unknown[];
+    expect(row[0]).toBe(target.id);
+    expect(row[1]).toBe('Above One');
+    expect(row[4]).toBe('Won');
+  });
+
+  it('makes a copied row (a duplicate id) a new record; the original keeps its id', async () => {
+    const scan = await readAll(connector, '0', null, 15);
+    const original = scan.records[4] as { id: string; fields: Fields };
+    const at = rowOf(sim, original.id);
+    const copy = sim.values(ss, 'Leads')[at] as unknown[];
+    expect(copy).toContain(original.id);
+    // Pasted on a later page than the original, id cell included.
+    sim.insertRows(ss, 'Leads', 30, [copy]);
+    const next = await readAll(connector, '0', scan.cursor, 15);
+    expect(next.deletedIds).toEqual([]);
+    expect(next.records).toHaveLength(1);
+    const made = next.records[0] as { id: string; fields: Fields };
+    expect(made.id).not.toBe(original.id);
+    expect(made.fields.Name).toBe(original.fields.Name);
+    expect(rowOf(sim, original.id)).toBe(at);
+    expect(rowOf(sim, made.id)).toBe(30);
+    const ids = idRows(sim).map((r) => r.value);
+    expect(new Set(ids).size).toBe(41);
+    // From now on both are quiet.
+    const quiet = await readAll(connector, '0', next.cursor, 15);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+  });
+
+  /** Each data row's cells by the id it carries. */
+  function rowsById(): Map<string, unknown[]> {
+    const values = sim.values(ss, 'Leads') as unknown[][];
+    return new Map(idRows(sim).map((r) => [r.value, values[r.index] as unknown[]]));
+  }
+
+  const writeTags = () => sim.state.rowsWithMetadata(ss, WRITE_TAG_KEY);
+
+  it('lands updates on their rows, and on no other, when rows are inserted after the id-column read and again before the write', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const targets = [records[3], records[20], records[21], records[35]] as { id: string; fields: Fields }[];
+    const before = rowsById();
+    sim.requestLog.reset();
+    // Between the connector's id-column read and its first write (the tags): the rows it found move
+    // down by one.
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 1, [['Typed before the tag']]));
+    // And right before the values are written.
+    beforeRequests('/values:batchUpdate', 1, () =>
+      sim.insertRows(ss, 'Leads', 2, [['Typed before the write']]),
+    );
+    const results = await connector.write(
+      '0',
+      targets.map((t, k) => ({
+        kind: 'update' as const,
+        remoteId: t.id,
+        fields: { Stage: `Stage ${k}` },
+        idempotencyKey: `u${k}`,
+      })),
+    );
+    for (const [k, r] of results.entries()) {
+      expect(r.ok && r.postImage?.fields).toMatchObject({
+        Name: targets[k]?.fields.Name,
+        Stage: `Stage ${k}`,
+      });
+    }
+    const after = rowsById();
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [id, row] of before) {
+      const k = targets.findIndex((t) => t.id === id);
+      const expected = [...row];
+      if (k >= 0) expected[3] = `Stage ${k}`;
+      expect(after.get(id)).toEqual(expected);
+    }
+    const values = sim.values(ss, 'Leads') as unknown[][];
+    expect(values[1]).toEqual(['Typed before the tag']);
+    expect(values[2]).toEqual(['Typed before the write']);
+    expect(writeTags()).toEqual([]);
+    // Read, tag (on the wrong rows), check, tag again, check, write, untag.
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(1);
+  });
+
+  it('spends five requests on an update batch and tags at most 400 rows at once', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[7] as { id: string };
+    sim.requestLog.reset();
+    const [u] = await connector.write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    // The id-column read, the tags, the check, the write through the tags, the untag.
+    expect(sim.requestLog.count({})).toBe(5);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(2);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(2);
+    expect(writeTags()).toEqual([]);
+
+    const big = await startGoogleSheetsSimulator({ quota: false, seed: { leads: 900 } });
+    try {
+      const c = connectorFor(big);
+      const all = await readAll(c, '0', null, 1000);
+      expect(all.records).toHaveLength(900);
+      const tagged: number[] = [];
+      hook(
+        (url, body) => {
+          if (url.endsWith(':batchUpdate') && body.includes('createDeveloperMetadata'))
+            tagged.push(body.split('createDeveloperMetadata').length - 1);
+          return false;
+        },
+        1,
+        () => {},
+      );
+      const results = await c.write(
+        '0',
+        all.records.map((r, k) => ({
+          kind: 'update' as const,
+          remoteId: r.id,
+          fields: { Stage: `S${k}` },
+          idempotencyKey: `b${k}`,
+        })),
+      );
+      expect(results.every((r) => r.ok)).toBe(true);
+      expect(tagged).toEqual([400, 400, 100]);
+      const bigSs = big.sales?.spreadsheetId as string;
+      expect(big.state.rowsWithMetadata(bigSs, WRITE_TAG_KEY)).toEqual([]);
+      expect((big.values(bigSs, 'Leads') as unknown[][]).slice(1).map((r) => r[3])).toEqual(
+        all.records.map((_, k) => `S${k}`),
+      );
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('reports a retryable error, writing nothing, when the rows keep moving under the tags', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const before = rowsById();
+    beforeTagging(3, () => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
+    const [u] = await connector.write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Negotiation' }, idempotencyKey: 'u1' },
+    ]);
+    expect(u?.ok === false && u.error.code).toBe('transient');
+    expect(rowsById()).toEqual(before);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(0);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('deletes the intended rows, and no other, when rows are inserted between the id-column read and the first write', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const targets = [records[2], records[3], records[30]] as { id: string; fields: Fields }[];
+    const before = rowsById();
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 1, [['Typed above']]));
+    const results = await connector.write(
+      '0',
+      targets.map((t, k) => ({ kind: 'delete' as const, remoteId: t.id, idempotencyKey: `d${k}` })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    const after = rowsById();
+    const kept = [...before].filter(([id]) => !targets.some((t) => t.id === id));
+    expect([...after.entries()].sort()).toEqual(kept.sort());
+    expect((sim.values(ss, 'Leads') as unknown[][])[1]).toEqual(['Typed above']);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('reports a delete as a retryable error when rows shift in the one request before it (the gap Sheets leaves)', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const before = rowsById();
+    // After the checked read, right before the deleteDimension: nothing in Sheets can stop it.
+    hook(
+      (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
+      1,
+      () => sim.insertRows(ss, 'Leads', 1, [['Typed above']]),
+    );
+    const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
+    // The target's tag survived: its row was not deleted, so the delete is reported and retried.
+    expect(d?.ok === false && d.error.code).toBe('transient');
+    const after = rowsById();
+    expect(after.get(target.id)).toEqual(before.get(target.id));
+    // The row that moved into its place went instead (known, documented, not undoable).
+    expect(after.size).toBe(before.size - 1);
+    expect(writeTags()).toEqual([]);
+    // The retry deletes the target.
+    const [again] = await connector.write('0', [
+      { kind: 'delete', remoteId: target.id, idempotencyKey: 'd' },
+    ]);
+    expect(again?.ok).toBe(true);
+    expect(rowsById().has(target.id)).toBe(false);
+  });
+
+  it('removes a write tag a crash left on the next read, and never writes through it', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    const other = records[5] as { id: string };
+    // A crash between tagging and untagging left a tag carrying the target's id, on a row that has
+    // since become another record's (rows moved).
+    const res = await fetch(`${sim.url}/v4/spreadsheets/${ss}:batchUpdate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: WRITE_TAG_KEY,
+                metadataValue: target.id,
+                visibility: 'DOCUMENT',
+                location: {
+                  dimensionRange: {
+                    sheetId: 0,
+                    dimension: 'ROWS',
+                    startIndex: rowOf(sim, other.id),
+                    endIndex: rowOf(sim, other.id) + 1,
+                  },
+                },
+              },
+            },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const before = rowsById();
+    // A later write (a new connector, nothing read yet) goes through its own tag only.
+    const [u] = await connectorFor(sim).write('0', [
+      { kind: 'update', remoteId: target.id, fields: { Stage: 'Won' }, idempotencyKey: 'u' },
+    ]);
+    expect(u?.ok).toBe(true);
+    const after = rowsById();
+    expect(after.get(other.id)).toEqual(before.get(other.id));
+    expect(after.get(target.id)?.[3]).toBe('Won');
+    expect(writeTags()).toEqual([{ index: rowOf(sim, other.id), sheetId: 0, value: target.id }]);
+    // The next read removes it, and reads nothing new.
+    const next = await readAll(connector, '0', null, 100);
+    expect(next.records).toHaveLength(40);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('moves ids of a sheet tagged the old way (row metadata) into the column and deletes the metadata', async () => {
+    // The design before: each row carries developer metadata lockstep.rowId.
+    const legacy = Array.from({ length: 40 }, (_, k) => `rOld${String(k).padStart(8, '0')}`);
+    const res = await fetch(`${sim.url}/v4/spreadsheets/${ss}:batchUpdate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: legacy.map((id, k) => ({
+          createDeveloperMetadata: {
+            developerMetadata: {
+              metadataKey: ROW_ID_KEY,
+              metadataValue: id,
+              visibility: 'DOCUMENT',
+              location: {
+                dimensionRange: { sheetId: 0, dimension: 'ROWS', startIndex: k + 1, endIndex: k + 2 },
+              },
+            },
+          },
+        })),
+      }),
+    });
+    expect(res.status).toBe(200);
+    const names = (sim.values(ss, 'Leads') as unknown[][]).slice(1, 41).map((r) => r[0]);
+    const first = await readAll(connector, '0', null, 15);
+    expect(first.records.map((r) => r.id)).toEqual(legacy);
+    expect(first.records.map((r) => r.fields.Name)).toEqual(names);
+    expect(sim.state.rowsWithMetadata(ss, ROW_ID_KEY)).toEqual([]);
+    expect(idRows(sim).map((r) => r.value)).toEqual(legacy);
+    // The next passes read the same ids from the column: nothing new, nothing deleted.
+    const quiet = await readAll(connector, '0', first.cursor, 15);
+    expect(quiet.records).toEqual([]);
+    expect(quiet.deletedIds).toEqual([]);
+    const fresh = await readAll(connectorFor(sim), '0', null, 100);
+    expect(fresh.records.map((r) => r.id)).toEqual(legacy);
   });
 });

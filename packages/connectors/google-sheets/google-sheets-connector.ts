@@ -3,28 +3,77 @@
  * - a sheet is a table; its first row is the header, and the header names are the field ids. Types
  *   are inferred from a sample of cells (effective values and number formats: DATE, DATE_TIME,
  *   CURRENCY), formula columns are read-only.
- * - rows have no ids in Sheets, so each row gets developer metadata (key `lockstep.rowId`, visibility
- *   DOCUMENT) on first read. The metadata moves with its row when people insert, delete or move rows
- *   and is deleted with it: the row id survives every shift.
+ * - rows have no ids in Sheets, so Lockstep adds one id column to each synced sheet: after the last
+ *   header column, headed `Lockstep ID` (`Lockstep ID 2`... when taken), hidden (hiddenByUser) and
+ *   protected with a warning-only protected range. Each row's cell there holds a short random id
+ *   (12 base64url characters). The column itself is found by column developer metadata
+ *   (`lockstep.idColumn`): metadata attached to a column moves with it, so people may move the
+ *   column and it is still found. Why a column and not developer metadata on every row (the design
+ *   before): Google keeps at most 30,000 characters of developer metadata per sheet and per
+ *   spreadsheet, so ~37 characters of row metadata per row stopped a sheet at ~810 rows. Now a sheet
+ *   holds one metadata entry whatever its size. Ids live in the cells, so they move with their row
+ *   on inserts, deletes, moves and sorts. The id column is never a field and never written by a sync.
+ *   Sheets tagged the old way (row metadata `lockstep.rowId`) are migrated as they are read: each
+ *   row's id moves into the column (same id) and its row metadata is deleted, in the same request.
  * - read: one `spreadsheets.getByDataFilter` per page, addressed by sheet id (grid ranges): the
- *   header row, a window of rows with their effective values, each row's developer metadata
- *   (GridData.rowMetadata), and the sheet's grid size, all in one answer. The first page of a pass
- *   also asks for formulas and number formats and infers the schema again from it. No change feed
- *   exists, so incremental reads re-read the sheet and diff each row against the hash the cursor kept
- *   from the previous pass; rows whose id disappeared are reported deleted at the end of a pass
- *   (deleteDetection full_scan). Each window starts a few rows above the previous page's last row:
- *   finding that row somewhere else in the same answer tells that rows shifted between pages. Near
- *   the end of the data a window runs to the grid's end, so the last page also ends the pass.
- * - write: a create batch is one `spreadsheets.batchUpdate`, applied atomically by Google:
- *   insertDimension (new rows where values.append would write: after the table that starts at the
- *   header), updateCells with typed values, the number formats of date and currency columns, and a
- *   createDeveloperMetadata per row. Each row's metadata id derives from the idempotency key, so a
- *   retried create is refused as a whole (the id exists) and then looked up by its row id instead of
- *   made twice. When the connector does not know where the table ends yet (a long sheet it has not
- *   read), the batch is appended (values.append) and tagged in a second request. Updates go through
- *   values:batchUpdateByDataFilter addressed by the row metadata (Google finds the row, even if it
- *   moved). Deletes look up the rows and delete them bottom-up in one batchUpdate. Requests stay
- *   under ~1.9 MB (Google recommends <= 2 MB).
+ *   header row with the columns' developer metadata (which column holds the ids), a window of rows
+ *   with their effective values (the id cells among them), each row's developer metadata (legacy
+ *   ids, write tags), and the sheet's grid size, all in one answer. The first page of a pass also
+ *   asks for formulas and number formats and infers the schema again from it. Rows with an empty id
+ *   cell get a new id, written per page in one batchUpdate, which also deletes the write tags the
+ *   page found (left by a write that never finished). A row whose id another row already carries (a person copied a row)
+ *   is confirmed against one read of the id column; the first row keeps the id, the copy becomes a
+ *   new record with a fresh id. No change feed exists, so incremental reads re-read the sheet and
+ *   diff each row against the hash the cursor kept from the previous pass; rows whose id disappeared
+ *   are reported deleted at the end of a pass (deleteDetection full_scan). Each window starts a few
+ *   rows above the previous page's last row: finding that row somewhere else in the same answer
+ *   tells that rows shifted between pages. Near the end of the data a window runs to the grid's end,
+ *   so the last page also ends the pass.
+ * - write: creates first look their ids up in the id column (one read): an id derived from the
+ *   idempotency key that is already there is a create made before (a retry), answered with that
+ *   row instead of made twice. The rest is one atomic `spreadsheets.batchUpdate`: insertDimension
+ *   (new rows where values.append would write: after the table that starts at the header),
+ *   updateCells with typed values and the id, and the number formats of date and currency columns.
+ *   When the connector does not know where the table ends yet (a long sheet it has not read), the
+ *   rows go through values.append, ids included.
+ *   Updates and deletes do not trust a row number read earlier: people insert, delete, move and
+ *   sort rows at any moment, and a write by number then lands on whichever row moved into place
+ *   (Sheets has no conditional write). They pin their rows with row developer metadata, which moves
+ *   with its row, for the duration of the write (updates then need no row number at all):
+ *   1. tag: read the id column (one getByDataFilter on the column's metadata), then one batchUpdate
+ *      of createDeveloperMetadata per row (key `lockstep.writing`, value the id, DOCUMENT) at the
+ *      rows just read. Google answers with each tag's metadata id; tags are addressed by it from then
+ *      on, never by key or value, so a tag left by a crash (same key, maybe the same id) never matches.
+ *   2. verify: read the id column again with each row's metadata: every tag must sit on a row whose
+ *      id cell holds the tag's id. A tag on another row (rows moved between the read and the tag) is
+ *      deleted and its id tagged again where this read found it, in the next round's batchUpdate;
+ *      after 3 rounds the ids still moving are a retryable error (nothing written for them).
+ *   3. write: updates go through values:batchUpdateByDataFilter, each row addressed by its tag's
+ *      metadata id (developerMetadataLookup): the values land on the tagged row wherever it is by
+ *      then. The answer carries the row's id cell (its input is null, left as it is), checked once
+ *      more; a tag that matched nothing (its row was deleted just now) is a retryable error.
+ *      Deletes: a batchUpdate cannot address a row by its metadata (deleteDimension takes only a
+ *      range), so the verified tags' rows are deleted by number, bottom-up, in the request right
+ *      after the read that found them there. Afterwards one developerMetadata:search by the tags'
+ *      ids tells what happened: a deleted row takes its tag with it, so a tag still there is a row
+ *      that was not deleted, reported as a retryable error. What remains for deletes: rows a person
+ *      inserts, deletes or moves in the one request's time between that read and the delete shift
+ *      the numbers, so another row is deleted in place of the intended one; the search detects it
+ *      (the intended row's error) but cannot undo it, and the next read reports the other row's id
+ *      as deleted. The old design had the same one-request window for deletes (and for updates,
+ *      which no longer have one).
+ *   4. untag: values:batchUpdateByDataFilter is a separate endpoint from batchUpdate, so the tags
+ *      cannot go in the write's request: one more batchUpdate deletes them (deleted rows took
+ *      theirs). A failure there is left alone; any read deletes the `lockstep.writing` tags it finds
+ *      (left by a crash between tag and untag). A read racing a write of the same sheet may delete
+ *      that write's tags: the write then matches nothing and reports a retryable error, never
+ *      writes another row.
+ *   At most 400 rows are tagged at once (~28 characters each, far under Google's 30,000 characters
+ *   of metadata per sheet); larger batches are split. Requests per update batch: 2 reads and 3
+ *   writes (was 1 and 1); per delete batch: 3 reads and 2 writes (was 1 and 1). Requests stay under
+ *   ~1.9 MB (Google recommends <= 2 MB).
+ *   Still by number: the ids written while reading (empty id cells filled in) keep a one-request
+ *   window, in which a row moved into that place gets the id meant for the row that was there.
  * - quota: 60 read and 60 write requests per minute per user, paced by the SDK RateLimiter; 429
  *   RESOURCE_EXHAUSTED is retried with exponential backoff by the HttpClient.
  */
@@ -57,7 +106,25 @@ export const GOOGLE_SHEETS_RATE_LIMIT: RateLimitPolicy = {
   windows: [{ limit: 60, windowMs: 60_000 }],
 };
 export const GOOGLE_SHEETS_BATCH_SIZE = 200;
+/** Row developer metadata of the design before the id column (read to migrate, never written). */
 export const ROW_ID_KEY = 'lockstep.rowId';
+/** Column developer metadata marking the id column. */
+export const ID_COLUMN_KEY = 'lockstep.idColumn';
+/**
+ * Row developer metadata that marks a row while Lockstep writes it (value: the row's id); it moves
+ * with its row, so updates and deletes address the row through it, and it is deleted afterwards.
+ */
+export const WRITE_TAG_KEY = 'lockstep.writing';
+/**
+ * Most rows tagged at once: ~28 characters of metadata per tag keeps a batch far under Google's
+ * 30,000 characters of developer metadata per sheet (with room for tags a crash left behind).
+ */
+export const MAX_TAGGED_ROWS = 400;
+/** Rounds of tagging rows that moved between the id-column read and the tag, before giving up. */
+const TAG_ROUNDS = 3;
+export const ID_HEADER = 'Lockstep ID';
+export const ID_COLUMN_DESCRIPTION =
+  'Lockstep keeps row ids here to sync this sheet. Editing or deleting them makes Lockstep see rows as new.';
 /** Google recommends at most 2 MB per request; keep a margin for the envelope. */
 export const MAX_PAYLOAD_BYTES = 1_900_000;
 export const MAX_CELL_CHARS = 50_000;
@@ -125,7 +192,14 @@ export type SheetInfo = {
   frozenRowCount: number;
 };
 
-type Schema = { sheetId: number; columns: SheetColumn[]; header: string[]; timeZone: string };
+type Schema = {
+  sheetId: number;
+  columns: SheetColumn[];
+  header: string[];
+  timeZone: string;
+  /** The id column's index (undefined until Lockstep adds it). */
+  idCol: number | undefined;
+};
 
 export type GoogleSheetsConnector = TableConnector & {
   /** Sheets of the spreadsheet with their fields (types inferred from the cells). */
@@ -694,10 +768,11 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     return (await sheetOf(tableId)).sheetId;
   }
 
-  function columnsOf(header: unknown[], sample: SampleCell[][]): SheetColumn[] {
+  function columnsOf(header: unknown[], sample: SampleCell[][], idCol: number | undefined): SheetColumn[] {
     const seen = new Map<string, number>();
     const out: SheetColumn[] = [];
     for (const [index, h] of header.entries()) {
+      if (index === idCol) continue; // Lockstep's id column is not a field
       const name = (h === undefined || h === null ? '' : String(h)).trim();
       if (!name) continue; // a column without a header is not synced
       const n = (seen.get(name) ?? 0) + 1;
@@ -713,8 +788,14 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     sheet: SheetInfo;
     /** Row index -> its cells (rows with no data are absent). */
     rows: Map<number, SampleCell[]>;
-    /** Row index -> the row id its metadata carries. */
+    /** The id column's index, from its developer metadata (undefined: the sheet has none yet). */
+    idCol: number | undefined;
+    /** Row index -> the row id in its id cell. */
     ids: Map<number, string>;
+    /** Row index -> the id and metadata id of the row's legacy metadata (`lockstep.rowId`). */
+    legacy: Map<number, { id: string; metadataId: number }>;
+    /** Metadata ids of write tags (`lockstep.writing`) on the rows read. */
+    writing: number[];
     /** The row ranges the answer covers, as asked (after clamping to the grid). */
     ranges: { r0: number; r1: number }[];
   };
@@ -734,7 +815,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       : 'effectiveValue';
     const fields =
       'properties/timeZone,sheets(properties(sheetId,title,gridProperties(rowCount,columnCount,frozenRowCount)),' +
-      `data(startRow,rowData(values(${cellFields})),rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))`;
+      `data(startRow,startColumn,rowData(values(${cellFields})),rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue)),` +
+      'columnMetadata(developerMetadata(metadataId,metadataKey))))';
     for (let attempt = 0; ; attempt++) {
       const known = grids.get(sheetId);
       const ranges = asks
@@ -752,8 +834,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
             properties: Parameters<typeof sheetInfoOf>[0];
             data?: {
               startRow?: number;
+              startColumn?: number;
               rowData?: { values?: SampleCell[] }[];
               rowMetadata?: { developerMetadata?: Omit<Metadata, 'location'>[] }[];
+              columnMetadata?: { developerMetadata?: Omit<Metadata, 'location'>[] }[];
             }[];
           }[];
         }>('POST', ':getByDataFilter', {
@@ -777,11 +861,19 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         grids.set(sheetId, sheet);
         const rows = new Map<number, SampleCell[]>();
         const tags = new Map<number, { id: string; metadataId: number }>();
+        const writing = new Set<number>();
+        let idCol: { at: number; metadataId: number } | undefined;
         for (const data of found.data ?? []) {
           const start = data.startRow ?? 0;
+          // Two id columns (two set-ups racing): the lower metadata id wins, so the choice is stable.
+          for (const [k, col] of (data.columnMetadata ?? []).entries())
+            for (const m of col.developerMetadata ?? [])
+              if (m.metadataKey === ID_COLUMN_KEY && (!idCol || m.metadataId < idCol.metadataId))
+                idCol = { at: (data.startColumn ?? 0) + k, metadataId: m.metadataId };
           for (const [k, r] of (data.rowData ?? []).entries()) rows.set(start + k, r.values ?? []);
           for (const [k, r] of (data.rowMetadata ?? []).entries()) {
             for (const m of r.developerMetadata ?? []) {
+              if (m.metadataKey === WRITE_TAG_KEY) writing.add(m.metadataId);
               if (m.metadataKey !== ROW_ID_KEY || m.metadataValue === undefined) continue;
               const prev = tags.get(start + k);
               // Two ids on one row: the lower metadata id wins, so the choice is stable.
@@ -790,11 +882,20 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
             }
           }
         }
+        const ids = new Map<number, string>();
+        if (idCol)
+          for (const [k, cells] of rows) {
+            const id = idText(cells[idCol.at]);
+            if (id) ids.set(k, id);
+          }
         return {
           timeZone: res.properties?.timeZone ?? spreadsheet?.timeZone ?? 'UTC',
           sheet,
           rows,
-          ids: new Map([...tags].map(([k, v]) => [k, v.id])),
+          idCol: idCol?.at,
+          ids,
+          legacy: tags,
+          writing: [...writing],
           ranges: ranges.map((r) => ({ r0: r.r0, r1: Math.min(r.r1 ?? sheet.rowCount, sheet.rowCount) })),
         };
       } catch (err) {
@@ -821,23 +922,33 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     const sample: SampleCell[][] = [];
     for (let i = FIRST; i < FIRST + sampleRows && i < grid.sheet.rowCount; i++)
       sample.push(grid.rows.get(i) ?? []);
-    const schema: Schema = { sheetId, header, columns: columnsOf(header, sample), timeZone: grid.timeZone };
+    const schema: Schema = {
+      sheetId,
+      header,
+      columns: columnsOf(header, sample, grid.idCol),
+      timeZone: grid.timeZone,
+      idCol: grid.idCol,
+    };
     schemas.set(sheetId, schema);
     return schema;
   }
 
-  /** Header columns wide: cells to the right of the last named column are not the table's. */
-  const widthOf = (schema: Schema) => Math.max(1, ...schema.columns.map((c) => c.index + 1));
+  /**
+   * Header columns wide, the id column included: cells to the right of the last named column are
+   * not the table's.
+   */
+  const widthOf = (schema: Schema) =>
+    Math.max(1, (schema.idCol ?? -1) + 1, ...schema.columns.map((c) => c.index + 1));
   const lastColumn = (schema: Schema) => columnLetter(widthOf(schema) - 1);
 
-  /** A row's cells as UNFORMATTED_VALUE raw values, header columns wide. */
+  /** A row's cells as UNFORMATTED_VALUE raw values, header columns wide; the id cell left out. */
   function rawRow(
     schema: Schema,
     cells: SampleCell[] | undefined,
   ): (string | number | boolean | undefined)[] {
     const width = widthOf(schema);
     const out: (string | number | boolean | undefined)[] = new Array(width);
-    for (let c = 0; c < width; c++) out[c] = effectiveRaw(cells?.[c]);
+    for (let c = 0; c < width; c++) out[c] = c === schema.idCol ? undefined : effectiveRaw(cells?.[c]);
     return out;
   }
 
@@ -865,64 +976,176 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     return fields;
   }
 
-  const rowFilter = (sheetId: number, value?: string) => ({
-    developerMetadataLookup: {
-      metadataKey: ROW_ID_KEY,
-      locationType: 'ROW',
-      ...(value !== undefined ? { metadataValue: value } : {}),
-      metadataLocation: { sheetId },
-      locationMatchingStrategy: 'INTERSECTING_LOCATION',
-    },
-  });
-
-  /** Developer metadata matching the filters (chunked under the payload limit). */
-  async function searchMetadata(filters: unknown[]): Promise<Metadata[]> {
-    const out: Metadata[] = [];
-    for (const chunk of chunksBySize(filters, maxPayload)) {
-      const res = await api<{ matchedDeveloperMetadata?: { developerMetadata: Metadata }[] }>(
-        'POST',
-        '/developerMetadata:search',
-        {
-          body: { dataFilters: chunk },
-          idempotent: true,
-        },
-      );
-      for (const m of res.matchedDeveloperMetadata ?? []) out.push(m.developerMetadata);
-    }
-    return out;
-  }
-
-  function byRow(found: Metadata[]): Map<number, string> {
-    const rows = new Map<number, { id: string; metadataId: number }>();
-    for (const m of found) {
-      const at = m.location.dimensionRange?.startIndex;
-      if (at === undefined || m.metadataValue === undefined) continue;
-      const prev = rows.get(at);
-      // Two ids on one row: the lower metadata id wins, so the choice is stable.
-      if (!prev || m.metadataId < prev.metadataId)
-        rows.set(at, { id: m.metadataValue, metadataId: m.metadataId });
-    }
-    return new Map([...rows].map(([k, v]) => [k, v.id]));
-  }
-
-  const rowTag = (sheetId: number, index: number, id: string, metadataId?: number) => ({
-    createDeveloperMetadata: {
-      developerMetadata: {
-        ...(metadataId !== undefined ? { metadataId } : {}),
-        metadataKey: ROW_ID_KEY,
-        metadataValue: id,
-        visibility: 'DOCUMENT',
-        location: {
-          dimensionRange: { sheetId, dimension: 'ROWS', startIndex: index, endIndex: index + 1 },
-        },
+  /**
+   * Adds the id column to a sheet that has none: one atomic batchUpdate inserts a column after the
+   * last header column, names it, marks it with column developer metadata, hides it and protects it
+   * (warning only). Inserting (not writing into an empty column) never covers a person's cells.
+   */
+  async function ensureIdColumn(schema: Schema): Promise<Schema> {
+    if (schema.idCol !== undefined) return schema;
+    const sheetId = schema.sheetId;
+    const at = Math.max(0, ...schema.columns.map((c) => c.index + 1));
+    const taken = new Set(schema.header.map((h) => h.trim()));
+    let title = ID_HEADER;
+    for (let n = 2; taken.has(title); n++) title = `${ID_HEADER} ${n}`;
+    const column = { sheetId, dimension: 'COLUMNS', startIndex: at, endIndex: at + 1 };
+    await api('POST', ':batchUpdate', {
+      body: {
+        requests: [
+          { insertDimension: { range: column, inheritFromBefore: false } },
+          {
+            updateCells: {
+              start: { sheetId, rowIndex: 0, columnIndex: at },
+              rows: [{ values: [{ userEnteredValue: { stringValue: title } }] }],
+              fields: 'userEnteredValue',
+            },
+          },
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: ID_COLUMN_KEY,
+                metadataValue: '1',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: column },
+              },
+            },
+          },
+          {
+            updateDimensionProperties: {
+              range: column,
+              properties: { hiddenByUser: true },
+              fields: 'hiddenByUser',
+            },
+          },
+          {
+            addProtectedRange: {
+              protectedRange: {
+                range: { sheetId, startColumnIndex: at, endColumnIndex: at + 1 },
+                description: ID_COLUMN_DESCRIPTION,
+                warningOnly: true,
+              },
+            },
+          },
+        ],
       },
-    },
-  });
+    });
+    const grid = grids.get(sheetId);
+    if (grid) grid.columnCount += 1;
+    const header = [...schema.header];
+    header.splice(at, 0, title);
+    const next: Schema = { ...schema, header, idCol: at };
+    schemas.set(sheetId, next);
+    return next;
+  }
 
-  async function tagRows(sheetId: number, rows: { index: number; id: string }[]): Promise<void> {
-    const requests = rows.map((r) => rowTag(sheetId, r.index, r.id));
+  type IdColumn = {
+    idCol: number;
+    title: string;
+    /** Row index -> the id in its id cell. */
+    ids: Map<number, string>;
+    /** Id -> the first row carrying it. */
+    at: Map<string, number>;
+    /** Metadata id of each write tag (`lockstep.writing`) -> the row it sits on now. */
+    tags: Map<number, number>;
+  };
+
+  /**
+   * The id column of a sheet, read whole (one getByDataFilter addressed by the column's developer
+   * metadata, so it is found wherever it was moved): its index, the sheet's title and each row's id.
+   */
+  async function readIdColumn(sheetId: number): Promise<IdColumn> {
+    const res = await api<{
+      sheets?: {
+        properties: Parameters<typeof sheetInfoOf>[0];
+        data?: {
+          startRow?: number;
+          startColumn?: number;
+          rowData?: { values?: SampleCell[] }[];
+          rowMetadata?: { developerMetadata?: Omit<Metadata, 'location'>[] }[];
+        }[];
+      }[];
+    }>('POST', ':getByDataFilter', {
+      query: {
+        fields:
+          'sheets(properties(sheetId,title,gridProperties(rowCount,columnCount,frozenRowCount)),' +
+          'data(startRow,startColumn,rowData(values(effectiveValue)),' +
+          'rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))',
+      },
+      body: {
+        dataFilters: [
+          {
+            developerMetadataLookup: {
+              metadataKey: ID_COLUMN_KEY,
+              locationType: 'COLUMN',
+              metadataLocation: { sheetId },
+              locationMatchingStrategy: 'INTERSECTING_LOCATION',
+            },
+          },
+        ],
+      },
+      idempotent: true,
+    });
+    const found = (res.sheets ?? []).find((x) => x.properties.sheetId === sheetId);
+    const data = found?.data?.[0];
+    if (!found || !data) {
+      // Someone deleted the id column (or the sheet): the next attempt reads the sheet again and adds
+      // a new id column (a deleted sheet is reported as not found then).
+      schemas.delete(sheetId);
+      throw new ConnectorError(
+        'transient',
+        `Sheet ${sheetId} has no Lockstep id column`,
+        userMessage('transient', ''),
+      );
+    }
+    grids.set(sheetId, sheetInfoOf(found.properties));
+    const ids = new Map<number, string>();
+    const at = new Map<string, number>();
+    const tags = new Map<number, number>();
+    const start = data.startRow ?? 0;
+    for (const [k, r] of (data.rowData ?? []).entries()) {
+      if (start + k < FIRST) continue;
+      const id = idText(r.values?.[0]);
+      if (!id) continue;
+      ids.set(start + k, id);
+      // Two rows with one id (a copied row): the first keeps it.
+      if (!at.has(id)) at.set(id, start + k);
+    }
+    for (const [k, r] of (data.rowMetadata ?? []).entries())
+      for (const m of r.developerMetadata ?? [])
+        if (m.metadataKey === WRITE_TAG_KEY) tags.set(m.metadataId, start + k);
+    return { idCol: data.startColumn ?? 0, title: found.properties.title, ids, at, tags };
+  }
+
+  /**
+   * Writes ids into id cells (runs of rows in one updateCells each) and deletes legacy row metadata,
+   * in one batchUpdate per ~1.9 MB: a migrated row gets its id and loses its metadata together.
+   */
+  async function writeIds(
+    schema: Schema,
+    fills: { index: number; id: string }[],
+    drops: number[],
+  ): Promise<void> {
+    const sheetId = schema.sheetId;
+    const idCol = schema.idCol as number;
+    const sorted = [...fills].sort((x, y) => x.index - y.index);
+    const requests: unknown[] = [];
+    for (let k = 0; k < sorted.length; ) {
+      let end = k + 1;
+      while (end < sorted.length && (sorted[end]?.index as number) === (sorted[end - 1]?.index as number) + 1)
+        end++;
+      requests.push({
+        updateCells: {
+          start: { sheetId, rowIndex: sorted[k]?.index, columnIndex: idCol },
+          rows: sorted.slice(k, end).map((f) => ({ values: [{ userEnteredValue: { stringValue: f.id } }] })),
+          fields: 'userEnteredValue',
+        },
+      });
+      k = end;
+    }
+    for (const metadataId of drops)
+      requests.push({ deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataId } } } });
     for (const chunk of chunksBySize(requests, maxPayload))
-      await api('POST', ':batchUpdate', { body: { requests: chunk } });
+      await api('POST', ':batchUpdate', { body: { requests: chunk }, idempotent: true });
   }
 
   // --- read
@@ -968,16 +1191,28 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       const current = schemas.get(sheetId);
       if (lo <= (head.r1 as number)) head.r1 = hi === null ? null : Math.max(head.r1 as number, hi);
       else asks.push({ r0: lo, r1: hi, c1: sampling || !current ? undefined : widthOf(current) });
-      const grid = await fetchGrid(sheetId, asks, sampling);
+      let grid = await fetchGrid(sheetId, asks, sampling);
       let schema: Schema;
       if (sampling) {
         schema = schemaFrom(sheetId, grid);
         sampling = false;
+        if (schema.idCol === undefined) {
+          // The sheet has no id column yet: add it, then read the window again (it now has the column).
+          await ensureIdColumn(schema);
+          grid = await fetchGrid(sheetId, asks, true);
+          schema = schemaFrom(sheetId, grid);
+          if (schema.idCol === undefined)
+            throw new ConnectorError(
+              'transient',
+              `Sheet ${sheetId}: the id column was added but not found`,
+              userMessage('transient', ''),
+            );
+        }
       } else {
         schema = current as Schema;
         schema.timeZone = grid.timeZone;
         const header = trimEnd(headerOf(grid.rows.get(0)));
-        if (header.join('\u0000') !== trimEnd(schema.header).join('\u0000')) {
+        if (header.join('\u0000') !== trimEnd(schema.header).join('\u0000') || grid.idCol !== schema.idCol) {
           // Someone renamed, added or moved a header: infer the schema again and read the window again.
           sampling = true;
           continue;
@@ -1002,7 +1237,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         if (row >= covered) continue;
         anchor = null;
       }
-      const untagged: { index: number; id: string }[] = [];
+      const fills: { index: number; id: string }[] = [];
+      // Write tags found by a read were left by a write that never finished (a crash): they go.
+      const drops: number[] = [...grid.writing];
+      let column: Awaited<ReturnType<typeof readIdColumn>> | undefined;
       const hadGap = gap !== null;
       let i = row;
       for (; i < covered && records.length < pageSize; i++) {
@@ -1012,12 +1250,33 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
           continue;
         }
         let id = grid.ids.get(i);
+        const legacy = grid.legacy.get(i);
+        if (legacy) {
+          // A row tagged the old way: its id moves into the id column (same id), its metadata goes.
+          drops.push(legacy.metadataId);
+          if (!id) {
+            id = legacy.id;
+            fills.push({ index: i, id });
+          }
+        }
         if (!id) {
-          id = `r${randomBytes(9).toString('base64url')}`;
-          untagged.push({ index: i, id });
+          id = newRowId();
+          fills.push({ index: i, id });
+        } else if (c.acc[id] !== undefined || fills.some((f) => f.id === id && f.index !== i)) {
+          // Read before in this pass: the same row again (the window overlaps, or the pass started
+          // over), or a copy of that row. One read of the id column tells: a copy is a later row
+          // carrying the same id; it becomes a new record with a fresh id.
+          column ??= await readIdColumn(sheetId);
+          const first = column.at.get(id);
+          if (first !== undefined && first !== i && column.ids.get(i) === id) {
+            id = newRowId();
+            fills.push({ index: i, id });
+          } else {
+            last = { id, at: i };
+            continue;
+          }
         }
         last = { id, at: i };
-        if (c.acc[id] !== undefined) continue;
         const fields = toFields(schema, raw);
         const hash = hashRecord(fields);
         c.acc[id] = hash;
@@ -1030,7 +1289,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       }
       // The first empty row of the pass is where the table ends (the connector's own inserts move it on).
       if (!hadGap && gap !== null) insertAt.set(sheetId, gap);
-      if (untagged.length) await tagRows(sheetId, untagged);
+      if (fills.length || drops.length) await writeIds(schema, fills, drops);
       row = i;
       window = Math.min(windowMax, window * 2);
     }
@@ -1092,41 +1351,29 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     return out;
   }
 
+  /** A created row's id, derived from the idempotency key: a retried create finds its row by it. */
   const idFor = (sheetId: number, key: string) =>
-    `k${createHash('sha256').update(`${spreadsheetId}:${sheetId}:${key}`).digest('base64url').slice(0, 22)}`;
+    createHash('sha256').update(`${spreadsheetId}:${sheetId}:${key}`).digest('base64url').slice(0, 12);
 
-  /**
-   * The metadata id of a created row's tag (positive int32), derived from the idempotency key: Google
-   * refuses a second metadata with the same id, which turns a retried create into a lookup.
-   */
-  const metadataIdFor = (sheetId: number, key: string) =>
-    (createHash('sha256').update(`mid:${spreadsheetId}:${sheetId}:${key}`).digest().readUInt32BE(0) %
-      2_147_483_646) +
-    1;
+  /** The schema for writing, with its id column (added when the sheet has none). */
+  async function writeSchema(sheetId: number, refresh = false): Promise<Schema> {
+    return ensureIdColumn(await schemaFor(sheetId, refresh));
+  }
 
-  /** The rows carrying these ids, with their values (a retried create's post-image). */
-  async function postImages(schema: Schema, ids: string[]): Promise<Map<string, RecordData>> {
+  /** The rows at these indexes with their values (a retried create's post-image). */
+  async function rowsAt(schema: Schema, at: Map<string, number>): Promise<Map<string, RecordData>> {
     const out = new Map<string, RecordData>();
-    for (const chunk of chunksBySize(ids, maxPayload, (id) => id.length + 250)) {
-      const res = await api<{
-        valueRanges?: {
-          valueRange?: ValueRange;
-          dataFilters?: { developerMetadataLookup?: { metadataValue?: string } }[];
-        }[];
-      }>('POST', '/values:batchGetByDataFilter', {
-        body: {
-          dataFilters: chunk.map((id) => rowFilter(schema.sheetId, id)),
-          valueRenderOption: 'UNFORMATTED_VALUE',
-          dateTimeRenderOption: 'SERIAL_NUMBER',
-          majorDimension: 'ROWS',
-        },
-        idempotent: true,
-      });
-      for (const vr of res.valueRanges ?? []) {
-        const id = vr.dataFilters?.[0]?.developerMetadataLookup?.metadataValue;
-        if (id && vr.valueRange?.range && !out.has(id))
-          out.set(id, { id, fields: toFields(schema, vr.valueRange.values?.[0] ?? []) });
-      }
+    const wanted = [...at];
+    for (let k = 0; k < wanted.length; k += 200) {
+      const chunk = wanted.slice(k, k + 200);
+      const grid = await fetchGrid(
+        schema.sheetId,
+        chunk.map(([, index]) => ({ r0: index, r1: index + 1, c1: widthOf(schema) })),
+        false,
+      );
+      for (const [id, index] of chunk)
+        if (grid.ids.get(index) === id)
+          out.set(id, { id, fields: toFields(schema, rawRow(schema, grid.rows.get(index))) });
     }
     return out;
   }
@@ -1136,9 +1383,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     items: T[],
     size: (t: T) => number,
     run: (chunk: T[]) => Promise<WriteResult[]>,
+    maxItems?: number,
   ): Promise<WriteResult[]> {
     const out: WriteResult[] = [];
-    for (const chunk of chunksBySize(items, maxPayload, size)) {
+    for (const chunk of chunksBySize(items, maxPayload, size, maxItems)) {
       try {
         out.push(...(await run(chunk)));
       } catch (err) {
@@ -1162,9 +1410,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
 
   type Create = {
     id: string;
-    /** The tag's metadata id; undefined lets Google choose (after a collision with another row's). */
-    metadataId: number | undefined;
     fields: Record<string, CanonicalValue>;
+    /** The row's typed cells, the id cell included. */
     values: CellValue[];
   };
 
@@ -1207,8 +1454,10 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         };
 
   /**
-   * One atomic batchUpdate: new rows inserted at the table's end, their typed values and formats, and
-   * their tags. Nothing is applied when Google refuses any part of it.
+   * One atomic batchUpdate: new rows inserted at the table's end, their typed values, ids and
+   * formats. Nothing is applied when Google refuses any part of it. Not retried by the HTTP client
+   * (a second send would insert the rows twice): a failure reaches the runtime, whose retry finds
+   * the rows by their ids.
    */
   async function insertRows(schema: Schema, items: Create[], at: number): Promise<void> {
     const sheetId = schema.sheetId;
@@ -1235,13 +1484,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         },
       },
       ...formatRequests(schema, at, n),
-      ...items.map((p, k) => rowTag(sheetId, at + k, p.id, p.metadataId)),
     ];
-    await api('POST', ':batchUpdate', {
-      body: { requests },
-      // With every tag's id fixed, sending it twice is harmless: the second is refused as a whole.
-      idempotent: items.every((p) => p.metadataId !== undefined),
-    });
+    await api('POST', ':batchUpdate', { body: { requests }, idempotent: false });
     moved(sheetId, at, n);
   }
 
@@ -1255,8 +1499,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
 
   /**
    * The table's end is not known (a long sheet not read yet): values.append finds it (Google's table
-   * detection), then a second request tags the rows it reports. Not atomic: rows appended but not
-   * tagged (a failure between the two) are read as new rows.
+   * detection) and writes the rows with their ids in one request; their number formats follow in a
+   * second (cosmetic: a failure there leaves the rows, with their ids, in place).
    */
   async function appendRows(schema: Schema, items: Create[]): Promise<void> {
     const sheetId = schema.sheetId;
@@ -1267,50 +1511,16 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       {
         query: { valueInputOption: 'RAW', insertDataOption: 'INSERT_ROWS' },
         body: { majorDimension: 'ROWS', values: items.map((p) => p.values.map((v) => v ?? null)) },
+        idempotent: false,
       },
     );
     const at = firstRowOf(res.updates.updatedRange);
     const grid = grids.get(sheetId);
     if (grid) grid.rowCount += items.length;
     insertAt.set(sheetId, at + items.length);
-    const rows = items.map((p, k) => ({ p, index: at + k }));
-    const tag = (list: typeof rows, withIds: boolean) =>
-      api('POST', ':batchUpdate', {
-        body: {
-          requests: [
-            ...formatRequests(schema, at, items.length),
-            ...list.map(({ p, index }) => rowTag(sheetId, index, p.id, withIds ? p.metadataId : undefined)),
-          ],
-        },
-        // Fixed metadata ids make a repeat harmless (refused as a whole).
-        idempotent: withIds,
-      });
-    try {
-      try {
-        await tag(rows, true);
-      } catch (err) {
-        if (!isValidation(err)) throw err;
-        // Tagged by an earlier attempt of this request, or a derived metadata id that another row
-        // holds: the rows still without their id get ids Google chooses.
-        const tagged = new Set(
-          (await searchMetadata(rows.map(({ p }) => rowFilter(sheetId, p.id)))).map((m) => m.metadataValue),
-        );
-        const rest = rows.filter(({ p }) => !tagged.has(p.id));
-        if (rest.length) await tag(rest, false);
-      }
-    } catch (err) {
-      // The rows exist now: never let this fall back to appending them again.
-      const e =
-        err instanceof ConnectorError
-          ? err
-          : new ConnectorError('transient', String(err), userMessage('transient', ''));
-      throw new ConnectorError(
-        'transient',
-        `rows appended at ${res.updates.updatedRange} but not tagged: ${e.message}`,
-        e.userFacingMessage,
-        e.retryAfterMs,
-      );
-    }
+    const formats = formatRequests(schema, at, items.length);
+    if (formats.length)
+      await api('POST', ':batchUpdate', { body: { requests: formats }, idempotent: true }).catch(() => {});
   }
 
   /** One request (two when the table's end is unknown) for a chunk of new rows. */
@@ -1321,14 +1531,12 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
   }
 
   /**
-   * Creates a chunk of rows. Google refuses a batch as a whole (nothing applied) when a tag's metadata
-   * id exists (a create made before: a retry), when the insertion row is past the grid (rows deleted
-   * since), or when one item is invalid. Then: rows that exist are looked up by id, the schema and
-   * the table's end are read again, derived metadata ids taken by other rows are dropped, and the
-   * rest is tried again, then item by item.
+   * Creates a chunk of rows. Google refuses a batch as a whole (nothing applied) when the insertion
+   * row is past the grid (rows deleted since) or one item is invalid. Then the schema and the
+   * table's end are read again and the rest is tried again, then item by item.
    */
   async function createChunk(sheetId: number, chunk: Create[], out: Map<string, WriteResult>): Promise<void> {
-    let schema = await schemaFor(sheetId);
+    let schema = await writeSchema(sheetId);
     try {
       await createOnce(schema, chunk);
       for (const p of chunk) out.set(p.id, created(schema, p));
@@ -1336,33 +1544,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     } catch (err) {
       if (!isValidation(err)) throw err;
     }
-    const existing = await postImages(
-      schema,
-      chunk.map((p) => p.id),
-    );
-    for (const p of chunk) {
-      const image = existing.get(p.id);
-      if (image) out.set(p.id, { ok: true, remoteId: p.id, postImage: image });
-    }
-    let pending = chunk.filter((p) => !existing.has(p.id));
-    if (!pending.length) return;
-    const fixed = pending.flatMap((p) => (p.metadataId !== undefined ? [p.metadataId] : []));
-    const taken = new Set(
-      fixed.length
-        ? (
-            await searchMetadata(fixed.map((metadataId) => ({ developerMetadataLookup: { metadataId } })))
-          ).map((m) => m.metadataId)
-        : [],
-    );
-    schema = await schemaFor(sheetId, true);
-    pending = prepareCreates(
-      schema,
-      pending.map((p) => ({
-        ...p,
-        metadataId: p.metadataId !== undefined && taken.has(p.metadataId) ? undefined : p.metadataId,
-      })),
-      out,
-    );
+    schema = await writeSchema(sheetId, true);
+    const pending = prepareCreates(schema, chunk, out);
     if (!pending.length) return;
     try {
       await createOnce(schema, pending);
@@ -1370,37 +1553,23 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       return;
     } catch (err) {
       if (!isValidation(err)) throw err;
-      const only = pending.length === 1 ? pending[0] : undefined;
-      if (only && only.metadataId === undefined) {
-        out.set(only.id, failure(err));
+      if (pending.length === 1) {
+        out.set((pending[0] as Create).id, failure(err));
         return;
       }
     }
-    // Item by item; a last try lets Google choose the metadata id (one taken by metadata we cannot see).
     for (const p of pending) {
-      let error: unknown;
-      for (const metadataId of p.metadataId !== undefined ? [p.metadataId, undefined] : [undefined]) {
-        try {
-          await createOnce(schema, [{ ...p, metadataId }]);
-          out.set(p.id, created(schema, p));
-          error = undefined;
-          break;
-        } catch (err) {
-          if (!isValidation(err)) throw err;
-          error = err;
-          const image = (await postImages(schema, [p.id])).get(p.id);
-          if (image) {
-            out.set(p.id, { ok: true, remoteId: p.id, postImage: image });
-            error = undefined;
-            break;
-          }
-        }
+      try {
+        await createOnce(schema, [p]);
+        out.set(p.id, created(schema, p));
+      } catch (err) {
+        if (!isValidation(err)) throw err;
+        out.set(p.id, failure(err));
       }
-      if (error !== undefined) out.set(p.id, failure(error));
     }
   }
 
-  /** Typed values for each create under this schema; an item that does not fit fails alone. */
+  /** Typed values (and the id cell) for each create under this schema; an item that does not fit fails alone. */
   function prepareCreates(
     schema: Schema,
     items: Omit<Create, 'values'>[],
@@ -1409,7 +1578,9 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     const ok: Create[] = [];
     for (const p of items) {
       try {
-        ok.push({ ...p, values: rowValues(schema, p.fields) });
+        const values = rowValues(schema, p.fields);
+        values[schema.idCol as number] = p.id;
+        ok.push({ id: p.id, fields: p.fields, values });
       } catch (err) {
         out.set(p.id, failure(err));
       }
@@ -1429,16 +1600,153 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     for (const { r } of items) {
       const id = idFor(sheetId, r.idempotencyKey);
       ids.push(id);
-      if (!unique.has(id))
-        unique.set(id, { id, fields: r.fields, metadataId: metadataIdFor(sheetId, r.idempotencyKey) });
+      if (!unique.has(id)) unique.set(id, { id, fields: r.fields });
     }
     const out = new Map<string, WriteResult>();
-    const prepared = prepareCreates(schema, [...unique.values()], out);
-    // A row's cells as updateCells values, its tag and the formats: the JSON of its values plus a margin.
+    // A create made before (a retry after an answer that never came) left its id in the id column:
+    // answer with that row instead of making it twice.
+    const column = await readIdColumn(sheetId);
+    const existing = new Map(
+      [...unique.keys()].flatMap((id) => {
+        const at = column.at.get(id);
+        return at === undefined ? [] : [[id, at] as const];
+      }),
+    );
+    if (existing.size) {
+      const images = await rowsAt(schema, existing);
+      for (const [id, image] of images) out.set(id, { ok: true, remoteId: id, postImage: image });
+    }
+    const prepared = prepareCreates(
+      schema,
+      [...unique.values()].filter((p) => !out.has(p.id)),
+      out,
+    );
+    // A row's cells as updateCells values and the formats: the JSON of its values plus a margin.
     const size = (p: Create) => JSON.stringify(p.values).length + 40 * p.values.length + 400;
     for (const chunk of chunksBySize(prepared, maxPayload, size)) await createChunk(sheetId, chunk, out);
     for (const [k, { index }] of items.entries())
       results[index] = out.get(ids[k] as string) ?? failure(new Error('no result for the create'));
+  }
+
+  const dropTag = (metadataId: number) => ({
+    deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataId } } },
+  });
+
+  /** A transient error for a row that could not be pinned down (rows kept moving under it). */
+  const moving = (id: string) =>
+    failure(
+      new ConnectorError(
+        'transient',
+        `Row ${id} moved while Lockstep wrote it (rows were inserted, deleted or moved); it will be retried`,
+        userMessage('transient', ''),
+      ),
+    );
+
+  /**
+   * Pins rows down before writing them: finds each id's row in the id column, tags that row with
+   * row developer metadata (`lockstep.writing`, value the id; one batchUpdate), and reads the id
+   * column again with each row's metadata to check that every tag sits on a row whose id cell holds
+   * the tag's id. A tag on another row (rows were inserted, deleted or moved between the read and the
+   * tag) is deleted and its row tagged again where the second read found it, in the next round's
+   * batchUpdate. A tag moves with its row from then on, so writes addressed by it land on that row
+   * whatever people do to the sheet meanwhile. Tags are addressed by the metadata id Google gave
+   * them, never by key or value: a tag a crash left behind (same key, maybe the same id) never
+   * matches. The caller deletes `tags` and `drop` when done (see untag).
+   */
+  async function tagRows(
+    sheetId: number,
+    idCol: number,
+    ids: string[],
+  ): Promise<{
+    /** Id -> its verified tag's metadata id. */
+    tags: Map<string, number>;
+    /** The last read of the id column (the verified tags' rows are in `column.tags`). */
+    column: IdColumn;
+    /** Ids no row carries. */
+    missing: string[];
+    /** Ids whose row kept moving under the tag. */
+    unsettled: string[];
+    /** Tags left on other rows, to delete. */
+    drop: number[];
+  }> {
+    let column = await readIdColumn(sheetId);
+    const tags = new Map<string, number>();
+    const missing: string[] = [];
+    let pending = [...new Set(ids)];
+    let drop: number[] = [];
+    for (let round = 0; round < TAG_ROUNDS && pending.length; round++) {
+      if (column.idCol !== idCol) {
+        // The id column moved since the schema was read: the field columns may have moved too.
+        schemas.delete(sheetId);
+        if (tags.size || drop.length) await untag([...tags.values(), ...drop]);
+        throw new ConnectorError(
+          'transient',
+          `The id column of sheet ${sheetId} moved from ${idCol} to ${column.idCol}`,
+          userMessage('transient', ''),
+        );
+      }
+      const located: { id: string; at: number }[] = [];
+      for (const id of pending) {
+        const at = column.at.get(id);
+        if (at === undefined) missing.push(id);
+        else located.push({ id, at });
+      }
+      pending = [];
+      if (!located.length) break;
+      const requests = [
+        ...drop.map(dropTag),
+        ...located.map(({ id, at }) => ({
+          createDeveloperMetadata: {
+            developerMetadata: {
+              metadataKey: WRITE_TAG_KEY,
+              metadataValue: id,
+              visibility: 'DOCUMENT',
+              location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
+            },
+          },
+        })),
+      ];
+      const res = await api<{
+        replies?: { createDeveloperMetadata?: { developerMetadata?: { metadataId?: number } } }[];
+      }>('POST', ':batchUpdate', { body: { requests }, idempotent: false });
+      const made: { id: string; metadataId: number }[] = [];
+      for (const [k, { id }] of located.entries()) {
+        const metadataId =
+          res.replies?.[drop.length + k]?.createDeveloperMetadata?.developerMetadata?.metadataId;
+        if (metadataId === undefined)
+          throw new ConnectorError(
+            'transient',
+            'Google did not answer with the tag it created',
+            userMessage('transient', ''),
+          );
+        made.push({ id, metadataId });
+      }
+      drop = [];
+      // Where the tags are now, and what the id cells of those rows hold.
+      column = await readIdColumn(sheetId);
+      for (const { id, metadataId } of made) {
+        const row = column.tags.get(metadataId);
+        if (row !== undefined && column.ids.get(row) === id) tags.set(id, metadataId);
+        else {
+          // The tag landed on another row (or that row is gone with its tag): tag the id's row again.
+          if (row !== undefined) drop.push(metadataId);
+          pending.push(id);
+        }
+      }
+    }
+    return { tags, column, missing, unsettled: pending, drop };
+  }
+
+  /**
+   * Deletes write tags (one batchUpdate). A failure here is left alone: the write it followed is
+   * done, and the next read deletes tags left behind.
+   */
+  async function untag(metadataIds: number[]): Promise<void> {
+    for (let k = 0; k < metadataIds.length; k += MAX_TAGGED_ROWS)
+      await api('POST', ':batchUpdate', {
+        body: { requests: metadataIds.slice(k, k + MAX_TAGGED_ROWS).map(dropTag) },
+        idempotent: true,
+      }).catch(() => {});
   }
 
   async function updates(
@@ -1455,51 +1763,98 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         results[index] = failure(err);
       }
     }
+    const idCol = schema.idCol as number;
+    const notFound = (id: string) =>
+      failure(
+        new ConnectorError(
+          'not_found',
+          `No row with id ${id} in sheet ${sheetId}`,
+          userMessage('not_found', ''),
+        ),
+      );
     const done = await chunked(
       prepared,
       (p) => JSON.stringify(p.values).length + 400,
       async (chunk) => {
-        const res = await api<{
-          responses?: {
-            dataFilter?: { developerMetadataLookup?: { metadataValue?: string } };
-            updatedData?: ValueRange;
-          }[];
-        }>('POST', '/values:batchUpdateByDataFilter', {
-          body: {
-            valueInputOption: 'USER_ENTERED',
-            includeValuesInResponse: true,
-            responseValueRenderOption: 'UNFORMATTED_VALUE',
-            responseDateTimeRenderOption: 'SERIAL_NUMBER',
-            data: chunk.map((p) => ({
-              dataFilter: rowFilter(sheetId, p.id),
-              majorDimension: 'ROWS',
-              values: [p.values],
-            })),
-          },
-          // Writing the same values twice is harmless.
-          idempotent: true,
-        });
-        const byId = new Map<string, ValueRange | undefined>();
-        for (const r of res.responses ?? []) {
-          const id = r.dataFilter?.developerMetadataLookup?.metadataValue;
-          if (id) byId.set(id, r.updatedData);
-        }
-        return chunk.map((p): WriteResult => {
-          if (!byId.has(p.id)) {
-            const e = new ConnectorError(
-              'not_found',
-              `No row with id ${p.id} in sheet ${sheetId}`,
-              userMessage('not_found', ''),
-            );
-            return failure(e);
+        const out = new Map<string, WriteResult>();
+        // Tag each row, then write through its tag: the write lands on the tagged row wherever
+        // people moved it, never on a row that moved into its place.
+        const { tags, missing, unsettled, drop } = await tagRows(
+          sheetId,
+          idCol,
+          chunk.map((p) => p.id),
+        );
+        for (const id of missing) out.set(id, notFound(id));
+        for (const id of unsettled) out.set(id, moving(id));
+        try {
+          const targets = chunk.flatMap((p) => {
+            const metadataId = tags.get(p.id);
+            return metadataId === undefined || out.has(p.id) ? [] : [{ p, metadataId }];
+          });
+          if (targets.length) {
+            const res = await api<{
+              responses?: {
+                dataFilter?: { developerMetadataLookup?: { metadataId?: number } };
+                updatedData?: ValueRange;
+              }[];
+            }>('POST', '/values:batchUpdateByDataFilter', {
+              body: {
+                valueInputOption: 'USER_ENTERED',
+                includeValuesInResponse: true,
+                responseValueRenderOption: 'UNFORMATTED_VALUE',
+                responseDateTimeRenderOption: 'SERIAL_NUMBER',
+                // The tag selects its whole row; the values start at column A. The id cell's input
+                // is null (left as it is), so the answer carries the id the written row holds.
+                data: targets.map(({ p, metadataId }) => ({
+                  dataFilter: { developerMetadataLookup: { metadataId } },
+                  majorDimension: 'ROWS',
+                  values: [p.values.map((v, c) => (c === idCol ? null : v))],
+                })),
+              },
+              // Writing the same values through the same tags twice is harmless.
+              idempotent: true,
+            });
+            // Each answer names the data filter that selected its range (a filter matching nothing
+            // has none). Without the echo, answers follow the filters when every one matched.
+            const answers = new Map<number, unknown[]>();
+            const responses = res.responses ?? [];
+            for (const [k, r] of responses.entries()) {
+              const echoed = r.dataFilter?.developerMetadataLookup?.metadataId;
+              const metadataId =
+                echoed ?? (responses.length === targets.length ? targets[k]?.metadataId : undefined);
+              if (metadataId !== undefined) answers.set(Number(metadataId), r.updatedData?.values?.[0] ?? []);
+            }
+            for (const { p, metadataId } of targets) {
+              const row = answers.get(metadataId);
+              // No answer: the tag matched nothing (the row was deleted, with its tag, just now).
+              if (!row) {
+                out.set(p.id, moving(p.id));
+                continue;
+              }
+              if (idText({ effectiveValue: { stringValue: String(row[idCol] ?? '') } }) !== p.id) {
+                // Only a person editing the id cell in between gets here.
+                out.set(p.id, moving(p.id));
+                continue;
+              }
+              out.set(p.id, {
+                ok: true,
+                remoteId: p.id,
+                postImage: {
+                  id: p.id,
+                  fields: toFields(
+                    schema,
+                    row.map((v, c) => (c === idCol ? undefined : v)),
+                  ),
+                },
+              });
+            }
           }
-          return {
-            ok: true,
-            remoteId: p.id,
-            postImage: { id: p.id, fields: toFields(schema, byId.get(p.id)?.values?.[0] ?? []) },
-          };
-        });
+        } finally {
+          await untag([...tags.values(), ...drop]);
+        }
+        return chunk.map((p) => out.get(p.id) ?? failure(new Error('no result for the update')));
       },
+      MAX_TAGGED_ROWS,
     );
     for (const [k, p] of prepared.entries()) results[p.index] = done[k] as WriteResult;
   }
@@ -1510,22 +1865,75 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     results: WriteResult[],
   ) {
     const sheetId = schema.sheetId;
-    const found = byRow(await searchMetadata(items.map(({ r }) => rowFilter(sheetId, r.remoteId))));
-    // Bottom-up: deleting a lower row first leaves the indexes of the rows above it unchanged.
-    const rows = [...found.keys()].sort((a, b) => b - a);
-    const requests = rows.map((at) => ({
-      deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
-    }));
-    for (const chunk of chunksBySize(requests, maxPayload)) {
-      await api('POST', ':batchUpdate', { body: { requests: chunk } });
-      for (const r of chunk) moved(sheetId, r.deleteDimension.range.startIndex, -1);
+    const idCol = schema.idCol as number;
+    const out = new Map<string, WriteResult>();
+    const unique = [...new Set(items.map(({ r }) => r.remoteId))];
+    for (let k = 0; k < unique.length; k += MAX_TAGGED_ROWS) {
+      const { tags, column, missing, unsettled, drop } = await tagRows(
+        sheetId,
+        idCol,
+        unique.slice(k, k + MAX_TAGGED_ROWS),
+      );
+      // A row already gone is a success: replaying a delete changes nothing.
+      for (const id of missing) out.set(id, gone(id));
+      for (const id of unsettled) out.set(id, moving(id));
+      // Where the verified tags are, bottom-up: deleting a lower row first leaves the indexes of the
+      // rows above it unchanged. A batchUpdate cannot address a row by its metadata, so the rows are
+      // deleted by number, in the request right after the read that found the tags there.
+      const rows = [...tags]
+        .flatMap(([id, metadataId]) => {
+          const at = column.tags.get(metadataId);
+          return at === undefined ? [] : [{ id, at }];
+        })
+        .sort((a, b) => b.at - a.at);
+      try {
+        if (rows.length) {
+          await api('POST', ':batchUpdate', {
+            body: {
+              requests: rows.map(({ at }) => ({
+                deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 } },
+              })),
+            },
+          });
+          for (const { at } of rows) moved(sheetId, at, -1);
+          // A deleted row takes its tag with it: a tag still there is a row that moved in that one
+          // request's time, so another row went in its place (reported; it cannot be undone).
+          const left = await searchTags(rows.map(({ id }) => tags.get(id) as number));
+          for (const { id } of rows) out.set(id, left.has(tags.get(id) as number) ? moving(id) : gone(id));
+        }
+      } finally {
+        const alive = rows
+          .filter(({ id }) => out.get(id)?.ok !== true)
+          .map(({ id }) => tags.get(id) as number);
+        if (alive.length || drop.length) await untag([...alive, ...drop]);
+      }
     }
-    // A row already gone is a success: replaying a delete changes nothing.
-    for (const { index, r } of items) results[index] = { ok: true, remoteId: r.remoteId, postImage: null };
+    for (const { index, r } of items)
+      results[index] = out.get(r.remoteId) ?? failure(new Error('no result for the delete'));
+  }
+
+  const gone = (id: string): WriteResult => ({ ok: true, remoteId: id, postImage: null });
+
+  /** Which of these write tags still exist (one developerMetadata:search). */
+  async function searchTags(metadataIds: number[]): Promise<Set<number>> {
+    if (!metadataIds.length) return new Set();
+    const res = await api<{ matchedDeveloperMetadata?: { developerMetadata?: { metadataId?: number } }[] }>(
+      'POST',
+      '/developerMetadata:search',
+      {
+        body: { dataFilters: metadataIds.map((metadataId) => ({ developerMetadataLookup: { metadataId } })) },
+        idempotent: true,
+      },
+    );
+    return new Set(
+      (res.matchedDeveloperMetadata ?? []).flatMap((m) =>
+        m.developerMetadata?.metadataId === undefined ? [] : [m.developerMetadata.metadataId],
+      ),
+    );
   }
 
   async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
-    const schema = await schemaFor(await sheetIdOf(tableId));
+    const schema = await writeSchema(await sheetIdOf(tableId));
     const results: WriteResult[] = new Array(requests.length);
     let i = 0;
     while (i < requests.length) {
@@ -1620,6 +2028,19 @@ function sheetInfoOf(p: {
   };
 }
 
+/** A new row id: 12 random base64url characters (72 bits). */
+function newRowId(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+/** The id an id cell holds (text as typed; a number a person typed in reads as its digits). */
+function idText(cell: SampleCell | undefined): string | undefined {
+  const ev = cell?.effectiveValue;
+  const v = ev?.stringValue ?? (ev?.numberValue !== undefined ? String(ev.numberValue) : undefined);
+  const id = v?.trim();
+  return id ? id : undefined;
+}
+
 function trimEnd(values: string[]): string[] {
   const out = [...values];
   while (out.length && out[out.length - 1]?.trim() === '') out.pop();
@@ -1637,13 +2058,14 @@ function chunksBySize<T>(
   items: T[],
   limit: number,
   size: (t: T) => number = (t) => JSON.stringify(t).length + 1,
+  maxItems = 1000,
 ): T[][] {
   const out: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const item of items) {
     const s = size(item);
-    if (current.length && (bytes + s > limit || current.length >= 1000)) {
+    if (current.length && (bytes + s > limit || current.length >= maxItems)) {
       out.push(current);
       current = [];
       bytes = 0;

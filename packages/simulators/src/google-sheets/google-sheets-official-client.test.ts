@@ -242,6 +242,314 @@ describe('googleapis sheets v4 against the Google Sheets simulator', () => {
     expect(sim.values(id, 'Leads')[1]?.[0]).toBe('Ada King');
   });
 
+  it('keeps an id column: column metadata, hidden, protected (warning only), found by metadata where it moved', async () => {
+    const added = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: { requests: [{ addSheet: { properties: { title: 'Ids' } } }] },
+    });
+    const sheetId = added.data.replies?.[0]?.addSheet?.properties?.sheetId as number;
+    await sheets.spreadsheets.values.update({
+      spreadsheetId: id,
+      range: 'Ids!A1:B3',
+      valueInputOption: 'RAW',
+      requestBody: {
+        values: [
+          ['Name', 'Note'],
+          ['Ada', 'x'],
+          ['Grace', 'y'],
+        ],
+      },
+    });
+    const column = { sheetId, dimension: 'COLUMNS', startIndex: 2, endIndex: 3 };
+    const res = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [
+          { insertDimension: { range: column, inheritFromBefore: false } },
+          {
+            updateCells: {
+              start: { sheetId, rowIndex: 0, columnIndex: 2 },
+              rows: [
+                { values: [{ userEnteredValue: { stringValue: 'Lockstep ID' } }] },
+                { values: [{ userEnteredValue: { stringValue: 'id-ada' } }] },
+                { values: [{ userEnteredValue: { stringValue: 'id-grace' } }] },
+              ],
+              fields: 'userEnteredValue',
+            },
+          },
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.idColumn',
+                metadataValue: '1',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: column },
+              },
+            },
+          },
+          {
+            updateDimensionProperties: {
+              range: column,
+              properties: { hiddenByUser: true },
+              fields: 'hiddenByUser',
+            },
+          },
+          {
+            addProtectedRange: {
+              protectedRange: {
+                range: { sheetId, startColumnIndex: 2, endColumnIndex: 3 },
+                description: 'ids',
+                warningOnly: true,
+              },
+            },
+          },
+        ],
+      },
+    });
+    const protectedRange: sheets_v4.Schema$ProtectedRange | undefined =
+      res.data.replies?.[4]?.addProtectedRange?.protectedRange;
+    expect(protectedRange).toMatchObject({
+      range: { sheetId, startColumnIndex: 2, endColumnIndex: 3 },
+      description: 'ids',
+      warningOnly: true,
+    });
+    expect(typeof protectedRange?.protectedRangeId).toBe('number');
+
+    // A person drags the column to the front: the metadata, the hidden flag and the protection follow.
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [{ moveDimension: { source: column, destinationIndex: 0 } }],
+      },
+    });
+    const got = await sheets.spreadsheets.get({
+      spreadsheetId: id,
+      ranges: ['Ids!A1:C3'],
+      fields: 'sheets(protectedRanges,data(columnMetadata(hiddenByUser,developerMetadata(metadataKey))))',
+    });
+    const sheet: sheets_v4.Schema$Sheet | undefined = got.data.sheets?.[0];
+    expect(sheet?.protectedRanges?.[0]?.range).toEqual({ sheetId, startColumnIndex: 0, endColumnIndex: 1 });
+    const cols: sheets_v4.Schema$DimensionProperties[] = sheet?.data?.[0]?.columnMetadata ?? [];
+    expect(cols[0]).toEqual({ hiddenByUser: true, developerMetadata: [{ metadataKey: 'test.idColumn' }] });
+    expect(cols[1]).toEqual({});
+
+    // The column's metadata selects the whole column, wherever it is now.
+    const found = await sheets.spreadsheets.getByDataFilter({
+      spreadsheetId: id,
+      fields: 'sheets(data(startColumn,rowData(values(effectiveValue))))',
+      requestBody: {
+        dataFilters: [
+          {
+            developerMetadataLookup: {
+              metadataKey: 'test.idColumn',
+              locationType: 'COLUMN',
+              metadataLocation: { sheetId },
+              locationMatchingStrategy: 'INTERSECTING_LOCATION',
+            },
+          },
+        ],
+      },
+    });
+    const data: sheets_v4.Schema$GridData | undefined = found.data.sheets?.[0]?.data?.[0];
+    expect(data?.startColumn ?? 0).toBe(0);
+    expect(data?.rowData?.map((r) => r.values?.[0]?.effectiveValue?.stringValue)).toEqual([
+      'Lockstep ID',
+      'id-ada',
+      'id-grace',
+    ]);
+
+    // Row metadata deleted by id (the migration from per-row metadata).
+    const tagged = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.rowId',
+                metadataValue: 'old',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 1, endIndex: 2 } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const metadataId = tagged.data.replies?.[0]?.createDeveloperMetadata?.developerMetadata?.metadataId;
+    const deleted = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        requests: [{ deleteDeveloperMetadata: { dataFilter: { developerMetadataLookup: { metadataId } } } }],
+      },
+    });
+    expect(
+      deleted.data.replies?.[0]?.deleteDeveloperMetadata?.deletedDeveloperMetadata?.map(
+        (m) => m.metadataValue,
+      ),
+    ).toEqual(['old']);
+
+    // values.batchUpdate over a row with null for the id cell leaves it, and answers with it.
+    const written = await sheets.spreadsheets.values.batchUpdate({
+      spreadsheetId: id,
+      requestBody: {
+        valueInputOption: 'USER_ENTERED',
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        data: [{ range: 'Ids!A2:C2', majorDimension: 'ROWS', values: [[null, 'Ada L.', 'z']] }],
+      },
+    });
+    expect(written.data.responses?.[0]?.updatedData?.values).toEqual([['id-ada', 'Ada L.', 'z']]);
+  });
+
+  it('writes through a row tag: createDeveloperMetadata on a row, getByDataFilter with rowMetadata, values.batchUpdateByDataFilter', async () => {
+    const made = await sheets.spreadsheets.create({
+      requestBody: { properties: { title: 'Tags' }, sheets: [{ properties: { title: 'T' } }] },
+    });
+    const tid = made.data.spreadsheetId as string;
+    const sheetId = made.data.sheets?.[0]?.properties?.sheetId as number;
+    await sheets.spreadsheets.values.update({
+      spreadsheetId: tid,
+      range: 'T!A1:C4',
+      valueInputOption: 'RAW',
+      requestBody: {
+        values: [
+          ['Name', 'Stage', 'Id'],
+          ['Ada', 'Lead', 'id-a'],
+          ['Grace', 'Lead', 'id-g'],
+          ['Alan', 'Lead', 'id-t'],
+        ],
+      },
+    });
+    const col = { sheetId, dimension: 'COLUMNS', startIndex: 2, endIndex: 3 };
+    const tagged = await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.idColumn',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: col },
+              },
+            },
+          },
+          {
+            createDeveloperMetadata: {
+              developerMetadata: {
+                metadataKey: 'test.writing',
+                metadataValue: 'id-g',
+                visibility: 'DOCUMENT',
+                location: { dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 2, endIndex: 3 } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const tag: sheets_v4.Schema$DeveloperMetadata | undefined =
+      tagged.data.replies?.[1]?.createDeveloperMetadata?.developerMetadata;
+    expect(tag).toMatchObject({
+      metadataKey: 'test.writing',
+      metadataValue: 'id-g',
+      location: {
+        locationType: 'ROW',
+        dimensionRange: { sheetId, dimension: 'ROWS', startIndex: 2, endIndex: 3 },
+      },
+    });
+    const metadataId = tag?.metadataId as number;
+    // A person inserts a row above: the tag moves with Grace's row.
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          {
+            insertDimension: {
+              range: { sheetId, dimension: 'ROWS', startIndex: 1, endIndex: 2 },
+              inheritFromBefore: false,
+            },
+          },
+        ],
+      },
+    });
+    // The id column, with each row's metadata: the tag sits on the row whose id cell holds id-g.
+    const found = await sheets.spreadsheets.getByDataFilter({
+      spreadsheetId: tid,
+      fields:
+        'sheets(data(startRow,startColumn,rowData(values(effectiveValue)),rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))',
+      requestBody: {
+        dataFilters: [
+          {
+            developerMetadataLookup: {
+              metadataKey: 'test.idColumn',
+              locationType: 'COLUMN',
+              metadataLocation: { sheetId },
+              locationMatchingStrategy: 'INTERSECTING_LOCATION',
+            },
+          },
+        ],
+      },
+    });
+    const data: sheets_v4.Schema$GridData | undefined = found.data.sheets?.[0]?.data?.[0];
+    expect(data?.startColumn).toBe(2);
+    const rows: sheets_v4.Schema$DimensionProperties[] = data?.rowMetadata ?? [];
+    const at = rows.findIndex((r) => r.developerMetadata?.some((m) => m.metadataId === metadataId));
+    expect(at).toBe(3);
+    expect(data?.rowData?.[at]?.values?.[0]?.effectiveValue?.stringValue).toBe('id-g');
+
+    // Values written through the tag, wherever its row is now; null leaves the id cell.
+    const written = await sheets.spreadsheets.values.batchUpdateByDataFilter({
+      spreadsheetId: tid,
+      requestBody: {
+        valueInputOption: 'USER_ENTERED',
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        data: [
+          {
+            dataFilter: { developerMetadataLookup: { metadataId } },
+            majorDimension: 'ROWS',
+            values: [['Grace H.', 'Won', null]],
+          },
+        ],
+      },
+    });
+    const answer: sheets_v4.Schema$UpdateValuesByDataFilterResponse | undefined = written.data.responses?.[0];
+    expect(answer?.dataFilter?.developerMetadataLookup?.metadataId).toBe(metadataId);
+    expect(answer?.updatedData?.values?.[0]).toEqual(['Grace H.', 'Won', 'id-g']);
+    expect(written.data.totalUpdatedRows).toBe(1);
+    const all = await sheets.spreadsheets.values.get({ spreadsheetId: tid, range: 'T!A1:C5' });
+    expect(all.data.values).toEqual([
+      ['Name', 'Stage', 'Id'],
+      [],
+      ['Ada', 'Lead', 'id-a'],
+      ['Grace H.', 'Won', 'id-g'],
+      ['Alan', 'Lead', 'id-t'],
+    ]);
+
+    // The tag found by its id, then deleted; a deleted row takes its tag with it.
+    const search = await sheets.spreadsheets.developerMetadata.search({
+      spreadsheetId: tid,
+      requestBody: { dataFilters: [{ developerMetadataLookup: { metadataId } }] },
+    });
+    expect(search.data.matchedDeveloperMetadata?.map((m) => m.developerMetadata?.metadataValue)).toEqual([
+      'id-g',
+    ]);
+    await sheets.spreadsheets.batchUpdate({
+      spreadsheetId: tid,
+      requestBody: {
+        requests: [
+          { deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: 3, endIndex: 4 } } },
+        ],
+      },
+    });
+    const after = await sheets.spreadsheets.developerMetadata.search({
+      spreadsheetId: tid,
+      requestBody: { dataFilters: [{ developerMetadataLookup: { metadataId } }] },
+    });
+    expect(after.data.matchedDeveloperMetadata).toBeUndefined();
+  });
+
   it('creates a spreadsheet, clears values and deletes rows', async () => {
     const made = await sheets.spreadsheets.create({
       requestBody: { properties: { title: 'Contract' }, sheets: [{ properties: { title: 'Data' } }] },

@@ -1033,3 +1033,96 @@ describe('developer metadata storage limits', () => {
     expect((await batch(sim, [create('k', 'v'.repeat(40_000), { sheetId: 0 })])).status).toBe(200);
   });
 });
+
+describe('hidden dimensions and protected ranges', () => {
+  const update = (sim: GoogleSheetsSimulator, requests: unknown[]) =>
+    call(sim, `/v4/spreadsheets/${ss(sim)}:batchUpdate`, { method: 'POST', body: { requests } });
+  const protectedRanges = async (sim: GoogleSheetsSimulator) =>
+    (await call(sim, `/v4/spreadsheets/${ss(sim)}?fields=${encodeURIComponent('sheets(protectedRanges)')}`))
+      .body.sheets[0].protectedRanges;
+
+  it('hides a column and protects it (warning only); both follow the column as others are inserted, and go with it', async () => {
+    const sim = await start();
+    const col = { sheetId: 0, dimension: 'COLUMNS', startIndex: 7, endIndex: 8 };
+    const added = await update(sim, [
+      {
+        updateDimensionProperties: { range: col, properties: { hiddenByUser: true }, fields: 'hiddenByUser' },
+      },
+      {
+        addProtectedRange: {
+          protectedRange: {
+            range: { sheetId: 0, startColumnIndex: 7, endColumnIndex: 8 },
+            description: 'ids',
+            warningOnly: true,
+          },
+        },
+      },
+    ]);
+    expect(added.status).toBe(200);
+    const id = added.body.replies[1].addProtectedRange.protectedRange.protectedRangeId;
+    expect(typeof id).toBe('number');
+    // A column inserted before it moves both one to the right.
+    await update(sim, [
+      {
+        insertDimension: {
+          range: { sheetId: 0, dimension: 'COLUMNS', startIndex: 0, endIndex: 1 },
+          inheritFromBefore: false,
+        },
+      },
+    ]);
+    expect(await protectedRanges(sim)).toEqual([
+      {
+        protectedRangeId: id,
+        range: { sheetId: 0, startColumnIndex: 8, endColumnIndex: 9 },
+        description: 'ids',
+        warningOnly: true,
+        requestingUserCanEdit: true,
+      },
+    ]);
+    const meta = await call(
+      sim,
+      `/v4/spreadsheets/${ss(sim)}?ranges=Leads!A1:J1&includeGridData=true&fields=${encodeURIComponent('sheets(data(columnMetadata(hiddenByUser)))')}`,
+    );
+    const hidden = meta.body.sheets[0].data[0].columnMetadata.map((c: { hiddenByUser?: boolean }) =>
+      Boolean(c.hiddenByUser),
+    );
+    expect(hidden).toEqual([false, false, false, false, false, false, false, false, true, false]);
+    // Unhiding clears the flag; deleting the column deletes its protection.
+    await update(sim, [
+      {
+        updateDimensionProperties: {
+          range: { ...col, startIndex: 8, endIndex: 9 },
+          properties: {},
+          fields: 'hiddenByUser',
+        },
+      },
+    ]);
+    expect(sim.state.sheet(ss(sim), 'Leads').cols[8]?.hiddenByUser).toBeUndefined();
+    await update(sim, [
+      { deleteDimension: { range: { sheetId: 0, dimension: 'COLUMNS', startIndex: 8, endIndex: 9 } } },
+    ]);
+    expect(await protectedRanges(sim)).toBeUndefined();
+  });
+
+  it('refuses what Google refuses: no fields mask, editors with warning-only protection, a taken id', async () => {
+    const sim = await start();
+    const col = { sheetId: 0, dimension: 'COLUMNS', startIndex: 0, endIndex: 1 };
+    const noFields = await update(sim, [
+      { updateDimensionProperties: { range: col, properties: { hiddenByUser: true } } },
+    ]);
+    expect(noFields.status).toBe(400);
+    const range = { sheetId: 0, startColumnIndex: 0, endColumnIndex: 1 };
+    const editors = await update(sim, [
+      { addProtectedRange: { protectedRange: { range, warningOnly: true, editors: { users: ['a@b.c'] } } } },
+    ]);
+    expect(editors.status).toBe(400);
+    expect(
+      (await update(sim, [{ addProtectedRange: { protectedRange: { range, protectedRangeId: 5 } } }])).status,
+    ).toBe(200);
+    const taken = await update(sim, [
+      { addProtectedRange: { protectedRange: { range, protectedRangeId: 5 } } },
+    ]);
+    expect(taken.status).toBe(400);
+    expect(taken.body.error.status).toBe('INVALID_ARGUMENT');
+  });
+});

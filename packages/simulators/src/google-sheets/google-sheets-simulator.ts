@@ -34,6 +34,7 @@ import {
 } from './cells.ts';
 import { googleUserinfo, USERINFO_PATH } from './google-oauth.ts';
 import {
+  type Col,
   cellAt,
   dataExtent,
   deleteCols,
@@ -51,7 +52,9 @@ import {
   moveItems,
   newCol,
   newRow,
+  protectedRangeJson,
   type Region,
+  type Row,
   recalc,
   regionOf,
   type SheetState,
@@ -436,6 +439,18 @@ export class GoogleSheetsState {
     this.touched(this.spreadsheet(spreadsheetId));
   }
 
+  /** A person drags columns [start, start + count) to before column `destination` (pre-move index). */
+  moveColumns(
+    spreadsheetId: string,
+    sheet: string | number,
+    start: number,
+    count: number,
+    destination: number,
+  ): void {
+    moveCols(this.sheet(spreadsheetId, sheet), start, start + count, destination);
+    this.touched(this.spreadsheet(spreadsheetId));
+  }
+
   /**
    * A person sorts the rows below the frozen header by one column. The simulator moves whole rows,
    * so row metadata moves with its row.
@@ -812,6 +827,11 @@ export class GoogleSheetsState {
           out.data = rects.map((r) => this.gridData(sheet, r, meta));
         }
         if (sheetMeta.length) out.developerMetadata = sheetMeta;
+        const protectedRanges = (sheet.protectedRanges ?? []).flatMap((p) => {
+          const j = protectedRangeJson(sheet, p);
+          return j ? [j] : [];
+        });
+        if (protectedRanges.length) out.protectedRanges = protectedRanges;
         return out;
       });
     const top = meta.filter((m) => m.loc.kind === 'SPREADSHEET').map(metadataJson);
@@ -867,11 +887,19 @@ export class GoogleSheetsState {
     }
     const rowMetadata = sheet.rows.slice(r.startRow, r.endRow).map((row) => {
       const dm = (byRow.get(row) ?? []).map(metadataJson);
-      return { pixelSize: 21, ...(dm.length ? { developerMetadata: dm } : {}) };
+      return {
+        pixelSize: 21,
+        ...(row.hiddenByUser ? { hiddenByUser: true } : {}),
+        ...(dm.length ? { developerMetadata: dm } : {}),
+      };
     });
     const columnMetadata = sheet.cols.slice(r.startCol, r.endCol).map((col) => {
       const dm = (byCol.get(col) ?? []).map(metadataJson);
-      return { pixelSize: 100, ...(dm.length ? { developerMetadata: dm } : {}) };
+      return {
+        pixelSize: 100,
+        ...(col.hiddenByUser ? { hiddenByUser: true } : {}),
+        ...(dm.length ? { developerMetadata: dm } : {}),
+      };
     });
     return {
       ...(r.startRow ? { startRow: r.startRow } : {}),
@@ -1566,6 +1594,70 @@ export class GoogleSheetsState {
         if (t.rows) moveItems(t.sheet.rows, t.start, t.end, dest);
         else moveCols(t.sheet, t.start, t.end, dest);
         return {};
+      }
+      case 'updateDimensionProperties': {
+        if (r.dataSourceSheetRange !== undefined)
+          throw invalid(`Invalid ${where}: the simulator does not support dataSourceSheetRange.`);
+        const t = this.dimensionTarget(ss, r.range, where);
+        if (t.end > t.size)
+          throw invalid(`Invalid ${where}: Range [${t.start}, ${t.end}) is out of bounds (${t.size}).`);
+        if (typeof r.fields !== 'string' || r.fields.trim() === '')
+          throw invalid(`Invalid ${where}: fields is required.`);
+        const fields = r.fields.split(',').map((f) => f.trim());
+        const props = (r.properties ?? {}) as { hiddenByUser?: unknown };
+        for (const f of fields)
+          if (f !== 'hiddenByUser' && f !== '*')
+            throw invalid(`Invalid ${where}: the simulator only models the hiddenByUser field, not '${f}'.`);
+        const items: { hiddenByUser?: boolean }[] = t.rows ? t.sheet.rows : t.sheet.cols;
+        for (let k = t.start; k < t.end; k++) {
+          const item = items[k] as { hiddenByUser?: boolean };
+          if (props.hiddenByUser === true) item.hiddenByUser = true;
+          else delete item.hiddenByUser;
+        }
+        return {};
+      }
+      case 'addProtectedRange': {
+        const p = (r.protectedRange ?? {}) as {
+          protectedRangeId?: number;
+          range?: GridRange;
+          namedRangeId?: string;
+          description?: string;
+          warningOnly?: boolean;
+          editors?: unknown;
+          unprotectedRanges?: unknown[];
+        };
+        if (p.namedRangeId !== undefined)
+          throw invalid(`Invalid ${where}: the simulator does not support named ranges.`);
+        if (!p.range) throw invalid(`Invalid ${where}: protectedRange.range is required.`);
+        if (p.warningOnly === true && p.editors !== undefined)
+          throw invalid(`Invalid ${where}: Editors are not supported with warning_only protection.`);
+        const g = { ...p.range, sheetId: p.range.sheetId ?? 0 };
+        const sheet = this.gridRangeSheet(ss, g, where);
+        this.checkGridRange(g, `${where}.protectedRange.range`);
+        const area = this.rect(sheet, g, gridLabel(sheet, g));
+        const all = ss.sheets.flatMap((x) => x.protectedRanges ?? []);
+        if (p.protectedRangeId !== undefined && all.some((x) => x.protectedRangeId === p.protectedRangeId))
+          throw invalid(`Invalid ${where}: A protected range with ID ${p.protectedRangeId} already exists.`);
+        let id = p.protectedRangeId;
+        while (id === undefined || all.some((x) => x.protectedRangeId === id))
+          id = 1 + Math.floor(this.random() * 2_000_000_000);
+        const rowsBound = g.startRowIndex !== undefined || g.endRowIndex !== undefined;
+        const colsBound = g.startColumnIndex !== undefined || g.endColumnIndex !== undefined;
+        const state = {
+          protectedRangeId: id,
+          ...(p.description !== undefined ? { description: p.description } : {}),
+          warningOnly: p.warningOnly === true,
+          ...(rowsBound
+            ? { rows: [sheet.rows[area.startRow], sheet.rows[area.endRow - 1]] as [Row, Row] }
+            : {}),
+          ...(colsBound
+            ? { cols: [sheet.cols[area.startCol], sheet.cols[area.endCol - 1]] as [Col, Col] }
+            : {}),
+        };
+        if ((state.rows && !state.rows.every(Boolean)) || (state.cols && !state.cols.every(Boolean)))
+          throw invalid(`Invalid ${where}: protectedRange.range is empty.`);
+        sheet.protectedRanges = [...(sheet.protectedRanges ?? []), state];
+        return { addProtectedRange: { protectedRange: protectedRangeJson(sheet, state) } };
       }
       case 'addSheet': {
         const p = (r.properties ?? {}) as {

@@ -65,6 +65,7 @@ export type GoogleSheetsSimulator = {
   appendRows: GoogleSheetsState['appendRows'];
   deleteRows: GoogleSheetsState['deleteRows'];
   moveRows: GoogleSheetsState['moveRows'];
+  moveColumns: GoogleSheetsState['moveColumns'];
   sortRows: GoogleSheetsState['sortRows'];
   values: GoogleSheetsState['values'];
   revokeToken: (token: string) => void;
@@ -100,6 +101,7 @@ export async function startGoogleSheetsSimulator(
     appendRows: state.appendRows.bind(state),
     deleteRows: state.deleteRows.bind(state),
     moveRows: state.moveRows.bind(state),
+    moveColumns: state.moveColumns.bind(state),
     sortRows: state.sortRows.bind(state),
     values: state.values.bind(state),
     revokeToken: (t) => state.tokens.revoke(t),

@@ -6,9 +6,22 @@
 import { type GridRange, quoteSheetName } from './a1.ts';
 import { type Cell, evaluateFormula, inputCell, isEmpty } from './cells.ts';
 
-export type Row = { cells: (Cell | undefined)[] };
-/** A column object: identity only, so column metadata can follow the column. */
-export type Col = { n: number };
+export type Row = { cells: (Cell | undefined)[]; hiddenByUser?: boolean };
+/** A column object: its identity (so column metadata can follow the column) and its properties. */
+export type Col = { n: number; hiddenByUser?: boolean };
+
+/**
+ * A protected range. Its bounds point at row/column objects (first and last, inclusive; undefined =
+ * unbounded), so the range follows its rows and columns when others are inserted, deleted or moved,
+ * as Google adjusts protected ranges.
+ */
+export type ProtectedRangeState = {
+  protectedRangeId: number;
+  description?: string;
+  warningOnly: boolean;
+  rows?: [Row, Row];
+  cols?: [Col, Col];
+};
 
 export type SheetState = {
   sheetId: number;
@@ -16,6 +29,7 @@ export type SheetState = {
   rows: Row[];
   cols: Col[];
   frozenRowCount: number;
+  protectedRanges?: ProtectedRangeState[];
 };
 
 export type MetadataLocation =
@@ -157,6 +171,32 @@ export function metadataJson(m: MetadataState) {
     ...(m.value !== undefined ? { metadataValue: m.value } : {}),
     location,
     visibility: m.visibility,
+  };
+}
+
+/** A protected range as the API shows it; undefined once a bound row or column was deleted. */
+export function protectedRangeJson(sheet: SheetState, p: ProtectedRangeState) {
+  const range: Record<string, number> = { sheetId: sheet.sheetId };
+  if (p.rows) {
+    const a = sheet.rows.indexOf(p.rows[0]);
+    const b = sheet.rows.indexOf(p.rows[1]);
+    if (a < 0 || b < 0) return undefined;
+    range.startRowIndex = Math.min(a, b);
+    range.endRowIndex = Math.max(a, b) + 1;
+  }
+  if (p.cols) {
+    const a = sheet.cols.indexOf(p.cols[0]);
+    const b = sheet.cols.indexOf(p.cols[1]);
+    if (a < 0 || b < 0) return undefined;
+    range.startColumnIndex = Math.min(a, b);
+    range.endColumnIndex = Math.max(a, b) + 1;
+  }
+  return {
+    protectedRangeId: p.protectedRangeId,
+    range,
+    ...(p.description !== undefined ? { description: p.description } : {}),
+    ...(p.warningOnly ? { warningOnly: true } : {}),
+    requestingUserCanEdit: true,
   };
 }
 
