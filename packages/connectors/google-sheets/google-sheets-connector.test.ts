@@ -974,6 +974,36 @@ describe('Google Sheets id column', () => {
     expect(next.records.map((r) => r.fields.Name)).toEqual(['Typed above']);
   });
 
+  it('puts back the row below when a person deletes a row above in that request, and keeps their delete', async () => {
+    const first = await readAll(connector, '0', null, 100);
+    const target = first.records[20] as { id: string };
+    const below = first.records[21] as { id: string };
+    // Two rows above the target: inside the rows read around it, and not the one deleted instead.
+    const removed = first.records[18] as { id: string };
+    const before = rowsById();
+    // Right before the deleteDimension a person deletes that row: the rows below it move up by
+    // one, so the row below the target moves into its place and is deleted.
+    const removedAt = rowOf(sim, removed.id);
+    hook(
+      (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
+      1,
+      () => sim.deleteRows(ss, 'Leads', removedAt, 1),
+    );
+    const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
+    expect(d?.ok === false && d.error.code).toBe('transient');
+    expect(d?.ok === false && d.error.userFacingMessage).not.toContain('version history');
+    // The row below is back right below the target; the person's delete stays.
+    expect(rowsById()).toEqual(new Map([...before].filter(([id]) => id !== removed.id)));
+    expect(rowOf(sim, below.id)).toBe(rowOf(sim, target.id) + 1);
+    const [again] = await connector.write('0', [
+      { kind: 'delete', remoteId: target.id, idempotencyKey: 'd' },
+    ]);
+    expect(again?.ok).toBe(true);
+    const next = await readAll(connector, '0', first.cursor, 100);
+    expect(next.deletedIds.sort()).toEqual([removed.id, target.id].sort());
+    expect(next.records).toEqual([]);
+  });
+
   it('spends five requests on a delete batch: the snapshot rides on the check read', async () => {
     const { records } = await readAll(connector, '0', null, 100);
     const targets = [records[4], records[30]] as { id: string }[];
