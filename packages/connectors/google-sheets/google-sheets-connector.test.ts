@@ -930,11 +930,20 @@ describe('Google Sheets id column', () => {
     expect(writeTags()).toEqual([]);
   });
 
-  it('reports a delete as a retryable error when rows shift in the one request before it (the gap Sheets leaves)', async () => {
-    const { records } = await readAll(connector, '0', null, 100);
-    const target = records[20] as { id: string };
+  /** The number formats of a row's cells (undefined: none), by column. */
+  const formatsOf = (index: number) =>
+    sim.state.sheet(ss, 'Leads').rows[index]?.cells.map((c) => c?.fmt) ?? [];
+
+  it('puts back the row a delete hit instead of its target when rows shift in the one request before it (the gap Sheets leaves)', async () => {
+    const first = await readAll(connector, '0', null, 100);
+    const target = first.records[20] as { id: string };
+    const above = first.records[19] as { id: string };
     const before = rowsById();
-    // After the checked read, right before the deleteDimension: nothing in Sheets can stop it.
+    const formatsAbove = formatsOf(rowOf(sim, above.id));
+    expect(formatsAbove.some((f) => f !== undefined)).toBe(true); // dates and amounts are formatted
+    sim.requestLog.reset();
+    // After the checked read, right before the deleteDimension: nothing in Sheets can stop it. The
+    // rows move down by one, so the row above the target moves into its place and is deleted.
     hook(
       (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
       1,
@@ -943,17 +952,115 @@ describe('Google Sheets id column', () => {
     const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
     // The target's tag survived: its row was not deleted, so the delete is reported and retried.
     expect(d?.ok === false && d.error.code).toBe('transient');
-    const after = rowsById();
-    expect(after.get(target.id)).toEqual(before.get(target.id));
-    // The row that moved into its place went instead (known, documented, not undoable).
-    expect(after.size).toBe(before.size - 1);
+    // The row deleted in its place is back, with its cells, formats and id, right above the target.
+    expect(rowsById()).toEqual(before);
+    expect(rowOf(sim, above.id)).toBe(rowOf(sim, target.id) - 1);
+    expect(formatsOf(rowOf(sim, above.id))).toEqual(formatsAbove);
     expect(writeTags()).toEqual([]);
+    // Id column, tag, check with the snapshot, delete, id column again, restore, untag.
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(4);
     // The retry deletes the target.
     const [again] = await connector.write('0', [
       { kind: 'delete', remoteId: target.id, idempotencyKey: 'd' },
     ]);
     expect(again?.ok).toBe(true);
-    expect(rowsById().has(target.id)).toBe(false);
+    const after = rowsById();
+    expect(after.has(target.id)).toBe(false);
+    expect(after).toEqual(new Map([...before].filter(([id]) => id !== target.id)));
+    // The next read sees the intended delete and the row the person typed, nothing else.
+    const next = await readAll(connector, '0', first.cursor, 100);
+    expect(next.deletedIds).toEqual([target.id]);
+    expect(next.records.map((r) => r.fields.Name)).toEqual(['Typed above']);
+  });
+
+  it('puts back the row below when a person deletes a row above in that request, and keeps their delete', async () => {
+    const first = await readAll(connector, '0', null, 100);
+    const target = first.records[20] as { id: string };
+    const below = first.records[21] as { id: string };
+    // Two rows above the target: inside the rows read around it, and not the one deleted instead.
+    const removed = first.records[18] as { id: string };
+    const before = rowsById();
+    // Right before the deleteDimension a person deletes that row: the rows below it move up by
+    // one, so the row below the target moves into its place and is deleted.
+    const removedAt = rowOf(sim, removed.id);
+    hook(
+      (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
+      1,
+      () => sim.deleteRows(ss, 'Leads', removedAt, 1),
+    );
+    const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
+    expect(d?.ok === false && d.error.code).toBe('transient');
+    expect(d?.ok === false && d.error.userFacingMessage).not.toContain('version history');
+    // The row below is back right below the target; the person's delete stays.
+    expect(rowsById()).toEqual(new Map([...before].filter(([id]) => id !== removed.id)));
+    expect(rowOf(sim, below.id)).toBe(rowOf(sim, target.id) + 1);
+    const [again] = await connector.write('0', [
+      { kind: 'delete', remoteId: target.id, idempotencyKey: 'd' },
+    ]);
+    expect(again?.ok).toBe(true);
+    const next = await readAll(connector, '0', first.cursor, 100);
+    expect(next.deletedIds.sort()).toEqual([removed.id, target.id].sort());
+    expect(next.records).toEqual([]);
+  });
+
+  it('spends five requests on a delete batch: the snapshot rides on the check read', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const targets = [records[4], records[30]] as { id: string }[];
+    const before = rowsById();
+    const bodies: string[] = [];
+    hook(
+      (url, body) => {
+        if (url.includes(':getByDataFilter')) bodies.push(body);
+        return false;
+      },
+      1,
+      () => {},
+    );
+    sim.requestLog.reset();
+    const results = await connector.write(
+      '0',
+      targets.map((t, k) => ({ kind: 'delete' as const, remoteId: t.id, idempotencyKey: `d${k}` })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(rowsById()).toEqual(new Map([...before].filter(([id]) => !targets.some((t) => t.id === id))));
+    // The id-column read, the tags, the check (with the snapshot), the delete, the id column again.
+    expect(sim.requestLog.count({})).toBe(5);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(2);
+    // Only the check asks for rows: the ranges around both targets.
+    expect(bodies.map((b) => (JSON.parse(b).dataFilters as unknown[]).length)).toEqual([1, 3, 1]);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('names the row a delete hit instead of its target when the shift is past the snapshot, and leaves the rest alone', async () => {
+    const { records } = await readAll(connector, '0', null, 100);
+    const target = records[20] as { id: string };
+    // The rows move down by more than the margin read around the target.
+    const shift = 8;
+    const hit = records[20 - shift] as { id: string };
+    const before = rowsById();
+    hook(
+      (url, body) => url.endsWith(':batchUpdate') && body.includes('deleteDimension'),
+      1,
+      () =>
+        sim.insertRows(
+          ss,
+          'Leads',
+          1,
+          Array.from({ length: shift }, (_, k) => [`Typed ${k}`]),
+        ),
+    );
+    const [d] = await connector.write('0', [{ kind: 'delete', remoteId: target.id, idempotencyKey: 'd' }]);
+    expect(d?.ok).toBe(false);
+    if (d?.ok !== false) return;
+    expect(d.error.code).toBe('transient');
+    expect(d.error.userFacingMessage).toContain(hit.id);
+    expect(d.error.userFacingMessage).toContain('version history');
+    const after = rowsById();
+    expect(after.has(hit.id)).toBe(false);
+    expect(after).toEqual(new Map([...before].filter(([id]) => id !== hit.id)));
+    expect(writeTags()).toEqual([]);
   });
 
   it('removes a write tag a crash left on the next read, and never writes through it', async () => {

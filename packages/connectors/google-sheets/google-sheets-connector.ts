@@ -54,14 +54,26 @@
  *      more; a tag that matched nothing (its row was deleted just now) is a retryable error.
  *      Deletes: a batchUpdate cannot address a row by its metadata (deleteDimension takes only a
  *      range), so the verified tags' rows are deleted by number, bottom-up, in the request right
- *      after the read that found them there. Afterwards one developerMetadata:search by the tags'
- *      ids tells what happened: a deleted row takes its tag with it, so a tag still there is a row
- *      that was not deleted, reported as a retryable error. What remains for deletes: rows a person
- *      inserts, deletes or moves in the one request's time between that read and the delete shift
- *      the numbers, so another row is deleted in place of the intended one; the search detects it
- *      (the intended row's error) but cannot undo it, and the next read reports the other row's id
- *      as deleted. The old design had the same one-request window for deletes (and for updates,
- *      which no longer have one).
+ *      after the read that found them there. That verify read also takes a snapshot, in the same
+ *      request (more data filters): the rows around each target (5 above and below, as entered:
+ *      values, formulas, number formats, id cell), the rows a shift of up to 5 moves into a
+ *      target's place. Afterwards one read of the id column (with its row metadata) tells what
+ *      happened: a deleted row takes its tag with it, so a tag still there is a row that was not
+ *      deleted (rows a person inserted, deleted or moved in the one request's time between the
+ *      read and the delete shifted the numbers), reported as a retryable error. Then another row
+ *      went in its place: the one of the read before that lay between the rows now around the
+ *      delete's hole, is gone and was no target. It is inserted again (insertDimension and
+ *      updateCells with its snapshot cells and id, all in one batchUpdate, right below the nearest
+ *      row that was above it), so it is the same record to Lockstep and the next read sees no
+ *      change. What remains: a row hit by a shift larger than the snapshot's margin cannot be put
+ *      back; the target's error then names its id and tells the person to restore it from the
+ *      version history, and the next read reports it deleted (nothing can stop that: its cells
+ *      are gone). A row without an id yet (typed since the last read) is not found to put back.
+ *      A person who deleted a row next to the hole in that same request's time gets it back too
+ *      (a row brought back beats a row lost). The restored row's formulas are written as read: a
+ *      relative reference to another row may point one row off after the shift. The restore has
+ *      its own one-request window (rows moving right before it misplace the restored row, never
+ *      overwrite one).
  *   4. untag: values:batchUpdateByDataFilter is a separate endpoint from batchUpdate, so the tags
  *      cannot go in the write's request: one more batchUpdate deletes them (deleted rows took
  *      theirs). A failure there is left alone; any read deletes the `lockstep.writing` tags it finds
@@ -70,7 +82,8 @@
  *      writes another row.
  *   At most 400 rows are tagged at once (~28 characters each, far under Google's 30,000 characters
  *   of metadata per sheet); larger batches are split. Requests per update batch: 2 reads and 3
- *   writes (was 1 and 1); per delete batch: 3 reads and 2 writes (was 1 and 1). Requests stay under
+ *   writes (was 1 and 1); per delete batch: 3 reads and 2 writes (was 1 and 1), plus one write
+ *   when a shift made the delete hit another row (the restore). Requests stay under
  *   ~1.9 MB (Google recommends <= 2 MB).
  *   Still by number: the ids written while reading (empty id cells filled in) keep a one-request
  *   window, in which a row moved into that place gets the id meant for the row that was there.
@@ -120,6 +133,12 @@ export const WRITE_TAG_KEY = 'lockstep.writing';
  * 30,000 characters of developer metadata per sheet (with room for tags a crash left behind).
  */
 export const MAX_TAGGED_ROWS = 400;
+/**
+ * Rows above and below each row a delete targets that are read whole before the delete: a shift of
+ * up to this many rows in the one request before the delete moves one of them into the target's
+ * place, and the connector can put it back.
+ */
+export const SNAPSHOT_MARGIN = 5;
 /** Rounds of tagging rows that moved between the id-column read and the tag, before giving up. */
 const TAG_ROUNDS = 3;
 export const ID_HEADER = 'Lockstep ID';
@@ -585,6 +604,12 @@ function decode(text: string, sheetId: number): Cursor {
 }
 
 type ValueRange = { range?: string; values?: unknown[][] };
+/** A cell as entered, read to put a row back as it was. */
+type SnapshotCell = {
+  userEnteredValue?: Record<string, unknown>;
+  effectiveValue?: SampleCell['effectiveValue'];
+  userEnteredFormat?: { numberFormat?: { type?: string; pattern?: string } };
+};
 type Metadata = {
   metadataId: number;
   metadataKey: string;
@@ -1047,20 +1072,50 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     at: Map<string, number>;
     /** Metadata id of each write tag (`lockstep.writing`) -> the row it sits on now. */
     tags: Map<number, number>;
+    /**
+     * Rows read whole with the column (deletes ask for them: see `snapshot`): row index -> its
+     * cells as entered (values, formulas, number formats), header columns wide.
+     */
+    snapshot: Map<number, SnapshotCell[]>;
   };
+
+  /** Rows to read whole along with the id column: [r0, r1) each, columns [0, c1). */
+  type SnapshotAsk = { ranges: { r0: number; r1: number }[]; c1: number };
 
   /**
    * The id column of a sheet, read whole (one getByDataFilter addressed by the column's developer
-   * metadata, so it is found wherever it was moved): its index, the sheet's title and each row's id.
+   * metadata, so it is found wherever it was moved): its index, the sheet's title and each row's id;
+   * with `ask`, the rows it names are read whole in the same request (the snapshot deletes take).
    */
-  async function readIdColumn(sheetId: number): Promise<IdColumn> {
+  async function readIdColumn(sheetId: number, ask?: SnapshotAsk): Promise<IdColumn> {
+    try {
+      return await readIdColumnOnce(sheetId, ask);
+    } catch (err) {
+      // A snapshot range past the grid (rows deleted since its size was learnt) makes Google refuse
+      // the request: the column alone then (the delete goes on without a snapshot).
+      if (!ask?.ranges.length || !isValidation(err)) throw err;
+      return readIdColumnOnce(sheetId);
+    }
+  }
+
+  async function readIdColumnOnce(sheetId: number, ask?: SnapshotAsk): Promise<IdColumn> {
+    const rowCount = grids.get(sheetId)?.rowCount;
+    const ranges = (ask?.ranges ?? [])
+      .map((r) => ({
+        r0: Math.max(FIRST, r.r0),
+        r1: rowCount === undefined ? r.r1 : Math.min(r.r1, rowCount),
+      }))
+      .filter((r) => r.r0 < r.r1);
+    const cells = ranges.length
+      ? 'effectiveValue,userEnteredValue,userEnteredFormat/numberFormat'
+      : 'effectiveValue';
     const res = await api<{
       sheets?: {
         properties: Parameters<typeof sheetInfoOf>[0];
         data?: {
           startRow?: number;
           startColumn?: number;
-          rowData?: { values?: SampleCell[] }[];
+          rowData?: { values?: SnapshotCell[] }[];
           rowMetadata?: { developerMetadata?: Omit<Metadata, 'location'>[] }[];
         }[];
       }[];
@@ -1068,7 +1123,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       query: {
         fields:
           'sheets(properties(sheetId,title,gridProperties(rowCount,columnCount,frozenRowCount)),' +
-          'data(startRow,startColumn,rowData(values(effectiveValue)),' +
+          `data(startRow,startColumn,rowData(values(${cells})),` +
           'rowMetadata(developerMetadata(metadataId,metadataKey,metadataValue))))',
       },
       body: {
@@ -1081,12 +1136,23 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
               locationMatchingStrategy: 'INTERSECTING_LOCATION',
             },
           },
+          // The snapshot rows ride on the same request.
+          ...ranges.map((r) => ({
+            gridRange: {
+              sheetId,
+              startRowIndex: r.r0,
+              endRowIndex: r.r1,
+              startColumnIndex: 0,
+              endColumnIndex: Math.max(1, ask?.c1 ?? 1),
+            },
+          })),
         ],
       },
       idempotent: true,
     });
     const found = (res.sheets ?? []).find((x) => x.properties.sheetId === sheetId);
-    const data = found?.data?.[0];
+    // The column's data starts at row 0; the snapshot ranges start at FIRST or below.
+    const data = found?.data?.find((d) => (d.startRow ?? 0) === 0);
     if (!found || !data) {
       // Someone deleted the id column (or the sheet): the next attempt reads the sheet again and adds
       // a new id column (a deleted sheet is reported as not found then).
@@ -1113,7 +1179,15 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     for (const [k, r] of (data.rowMetadata ?? []).entries())
       for (const m of r.developerMetadata ?? [])
         if (m.metadataKey === WRITE_TAG_KEY) tags.set(m.metadataId, start + k);
-    return { idCol: data.startColumn ?? 0, title: found.properties.title, ids, at, tags };
+    const snapshot = new Map<number, SnapshotCell[]>();
+    for (const d of found.data ?? []) {
+      if (d === data) continue;
+      for (const [k, r] of (d.rowData ?? []).entries()) snapshot.set((d.startRow ?? 0) + k, r.values ?? []);
+      // Rows past the last one with data come back without rowData: they are empty.
+      for (let k = (d.rowData ?? []).length; k < (d.rowMetadata ?? []).length; k++)
+        if (!snapshot.has((d.startRow ?? 0) + k)) snapshot.set((d.startRow ?? 0) + k, []);
+    }
+    return { idCol: data.startColumn ?? 0, title: found.properties.title, ids, at, tags, snapshot };
   }
 
   /**
@@ -1657,6 +1731,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     sheetId: number,
     idCol: number,
     ids: string[],
+    /** Deletes: the verify reads also read the tagged rows whole, with a margin (header columns wide). */
+    snapshotWidth?: number,
   ): Promise<{
     /** Id -> its verified tag's metadata id. */
     tags: Map<string, number>;
@@ -1722,8 +1798,19 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         made.push({ id, metadataId });
       }
       drop = [];
-      // Where the tags are now, and what the id cells of those rows hold.
-      column = await readIdColumn(sheetId);
+      // Where the tags are now, and what the id cells of those rows hold (for deletes, with the
+      // rows around the tagged ones: the rows found there before the tags, give or take a shift).
+      const around = [
+        ...located.map(({ at }) => at),
+        ...[...tags.values()].flatMap((metadataId) => {
+          const at = column.tags.get(metadataId);
+          return at === undefined ? [] : [at];
+        }),
+      ];
+      column = await readIdColumn(
+        sheetId,
+        snapshotWidth === undefined ? undefined : { ranges: snapshotRanges(around), c1: snapshotWidth },
+      );
       for (const { id, metadataId } of made) {
         const row = column.tags.get(metadataId);
         if (row !== undefined && column.ids.get(row) === id) tags.set(id, metadataId);
@@ -1735,6 +1822,19 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       }
     }
     return { tags, column, missing, unsettled: pending, drop };
+  }
+
+  /** Rows [at - margin, at + margin] around each row, merged where they touch. */
+  function snapshotRanges(rows: number[]): { r0: number; r1: number }[] {
+    const out: { r0: number; r1: number }[] = [];
+    for (const at of [...rows].sort((a, b) => a - b)) {
+      const r0 = Math.max(FIRST, at - SNAPSHOT_MARGIN);
+      const r1 = at + SNAPSHOT_MARGIN + 1;
+      const last = out[out.length - 1];
+      if (last && r0 <= last.r1) last.r1 = Math.max(last.r1, r1);
+      else out.push({ r0, r1 });
+    }
+    return out;
   }
 
   /**
@@ -1873,6 +1973,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         sheetId,
         idCol,
         unique.slice(k, k + MAX_TAGGED_ROWS),
+        widthOf(schema),
       );
       // A row already gone is a success: replaying a delete changes nothing.
       for (const id of missing) out.set(id, gone(id));
@@ -1897,9 +1998,16 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
           });
           for (const { at } of rows) moved(sheetId, at, -1);
           // A deleted row takes its tag with it: a tag still there is a row that moved in that one
-          // request's time, so another row went in its place (reported; it cannot be undone).
-          const left = await searchTags(rows.map(({ id }) => tags.get(id) as number));
-          for (const { id } of rows) out.set(id, left.has(tags.get(id) as number) ? moving(id) : gone(id));
+          // request's time, so another row went in its place. The id column read now tells which
+          // (an id of the read before that is gone and was no target) and the snapshot puts it back.
+          const after = await readIdColumn(sheetId);
+          const kept = rows.filter(({ id }) => after.tags.has(tags.get(id) as number));
+          for (const { id } of rows) out.set(id, gone(id));
+          for (const { id } of kept) out.set(id, moving(id));
+          if (kept.length) {
+            const lost = await restoreRows(schema, column, after, rows, kept);
+            for (const [target, ids] of lost) if (ids.length) out.set(target, lostRows(target, ids));
+          }
         }
       } finally {
         const alive = rows
@@ -1912,25 +2020,142 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       results[index] = out.get(r.remoteId) ?? failure(new Error('no result for the delete'));
   }
 
-  const gone = (id: string): WriteResult => ({ ok: true, remoteId: id, postImage: null });
+  /**
+   * After a delete by number hit other rows than the targets `kept` (rows shifted in the one request
+   * between the read `before` and the delete): finds the rows deleted in their place and inserts
+   * them again, with their cells and ids, from the snapshot `before` carries (one batchUpdate).
+   * The delete of target t at row p left a hole between two rows of `after`; a row of `before`
+   * that lay between those two rows, is gone and is no target is the one deleted instead (when a
+   * person also deleted rows there, each of them is put back too: a row brought back is better than
+   * a row lost). Answers, per target, the ids it cost that could not be put back (not in the
+   * snapshot: the shift was larger than the margin, or the restore failed).
+   */
+  async function restoreRows(
+    schema: Schema,
+    before: IdColumn,
+    after: IdColumn,
+    rows: { id: string; at: number }[],
+    kept: { id: string; at: number }[],
+  ): Promise<Map<string, string[]>> {
+    const sheetId = schema.sheetId;
+    const idCol = schema.idCol as number;
+    const targets = new Set(rows.map(({ id }) => id));
+    const beforeRows = [...before.ids].sort((a, b) => a[0] - b[0]);
+    const vanished = beforeRows.filter(([, id]) => !after.at.has(id) && !targets.has(id));
+    const afterRows = [...after.ids].sort((a, b) => a[0] - b[0]);
+    const positions = rows.map(({ at }) => at);
+    /** Where an id of `after` was in `before` (undefined: a row inserted since, or no id). */
+    const was = (entry: [number, string] | undefined) =>
+      entry === undefined ? undefined : before.at.get(entry[1]);
+    const blame = new Map<string, string[]>();
+    const restore = new Map<string, number>();
+    for (const { id, at } of kept) {
+      // The hole the delete at `at` left in `after`: between rows hole - 1 and hole.
+      const hole = at - positions.filter((p) => p < at).length;
+      let lo = Number.NEGATIVE_INFINITY;
+      for (let i = afterRows.length - 1; i >= 0; i--) {
+        const entry = afterRows[i] as [number, string];
+        const w = entry[0] < hole ? was(entry) : undefined;
+        if (w !== undefined) {
+          lo = w;
+          break;
+        }
+      }
+      let hi = Number.POSITIVE_INFINITY;
+      for (const entry of afterRows) {
+        const w = entry[0] >= hole ? was(entry) : undefined;
+        if (w !== undefined) {
+          hi = w;
+          break;
+        }
+      }
+      const instead = vanished.filter(([i]) => i > lo && i < hi);
+      blame.set(
+        id,
+        instead.map(([, x]) => x),
+      );
+      for (const [i, x] of instead) restore.set(x, i);
+    }
+    const lost = new Set<string>();
+    const now: (string | undefined)[] = [];
+    for (const [i, x] of afterRows) now[i] = x;
+    const requests: unknown[] = [];
+    const inserted: number[] = [];
+    for (const [x, i] of [...restore].sort((a, b) => a[1] - b[1])) {
+      const cells = before.snapshot.get(i);
+      if (!cells) {
+        lost.add(x);
+        continue;
+      }
+      // Right below the nearest row above it that is still there (or above the nearest below).
+      let pos: number | undefined;
+      for (let k = beforeRows.findIndex(([r]) => r === i) - 1; k >= 0 && pos === undefined; k--) {
+        const found = now.indexOf((beforeRows[k] as [number, string])[1]);
+        if (found >= 0) pos = found + 1;
+      }
+      for (
+        let k = beforeRows.findIndex(([r]) => r === i) + 1;
+        k < beforeRows.length && pos === undefined;
+        k++
+      ) {
+        const found = now.indexOf((beforeRows[k] as [number, string])[1]);
+        if (found >= 0) pos = found;
+      }
+      const at = Math.max(FIRST, Math.min(pos ?? i, now.length));
+      now.splice(at, 0, x);
+      inserted.push(at);
+      const values = Array.from({ length: Math.max(cells.length, idCol + 1) }, (_, c) => {
+        const cell = cells[c];
+        if (c === idCol) return { userEnteredValue: { stringValue: x } };
+        const format = cell?.userEnteredFormat?.numberFormat;
+        return {
+          ...(cell?.userEnteredValue ? { userEnteredValue: cell.userEnteredValue } : {}),
+          ...(format ? { userEnteredFormat: { numberFormat: format } } : {}),
+        };
+      });
+      requests.push(
+        {
+          insertDimension: {
+            range: { sheetId, dimension: 'ROWS', startIndex: at, endIndex: at + 1 },
+            inheritFromBefore: at > FIRST,
+          },
+        },
+        {
+          updateCells: {
+            start: { sheetId, rowIndex: at, columnIndex: 0 },
+            rows: [{ values }],
+            fields: 'userEnteredValue,userEnteredFormat.numberFormat',
+          },
+        },
+      );
+    }
+    if (requests.length) {
+      try {
+        await api('POST', ':batchUpdate', { body: { requests }, idempotent: false });
+        for (const at of inserted) moved(sheetId, at, 1);
+      } catch {
+        for (const x of restore.keys()) lost.add(x);
+      }
+    }
+    return new Map([...blame].map(([target, ids]) => [target, ids.filter((x) => lost.has(x))]));
+  }
 
-  /** Which of these write tags still exist (one developerMetadata:search). */
-  async function searchTags(metadataIds: number[]): Promise<Set<number>> {
-    if (!metadataIds.length) return new Set();
-    const res = await api<{ matchedDeveloperMetadata?: { developerMetadata?: { metadataId?: number } }[] }>(
-      'POST',
-      '/developerMetadata:search',
-      {
-        body: { dataFilters: metadataIds.map((metadataId) => ({ developerMetadataLookup: { metadataId } })) },
-        idempotent: true,
-      },
-    );
-    return new Set(
-      (res.matchedDeveloperMetadata ?? []).flatMap((m) =>
-        m.developerMetadata?.metadataId === undefined ? [] : [m.developerMetadata.metadataId],
+  /** A delete that hit rows it could not put back: says which, and where to get them back. */
+  const lostRows = (target: string, ids: string[]): WriteResult => {
+    const which =
+      ids.length === 1
+        ? `The row with Lockstep ID ${ids[0]} was`
+        : `The rows with Lockstep IDs ${ids.join(', ')} were`;
+    return failure(
+      new ConnectorError(
+        'transient',
+        `Deleting row ${target} deleted ${ids.join(', ')} instead (rows moved during the delete); not restorable from the snapshot`,
+        `${which} deleted in place of another row: rows were inserted, deleted or moved in the sheet at the moment Lockstep deleted a row (a concurrent edit), and Lockstep could not put ${ids.length === 1 ? 'it' : 'them'} back. Restore ${ids.length === 1 ? 'it' : 'them'} from the spreadsheet's version history (File > Version history); until then the next sync may carry the deletion to the other app. Lockstep will retry the intended delete.`,
       ),
     );
-  }
+  };
+
+  const gone = (id: string): WriteResult => ({ ok: true, remoteId: id, postImage: null });
 
   async function write(tableId: string, requests: WriteRequest[]): Promise<WriteResult[]> {
     const schema = await writeSchema(await sheetIdOf(tableId));
