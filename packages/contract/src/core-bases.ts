@@ -142,6 +142,18 @@ export const CoreBaseListFilter = z.strictObject({
   pinned: z.boolean().optional(),
 });
 
+/** GET /core-bases: the list filter as typed query parameters (the JSON `filter` stays, deprecated). */
+export const CoreBaseListFilterQuery = z.object({
+  name: CoreBaseListFilter.shape.name.meta({
+    description: 'Only syncs whose name contains these characters.',
+  }),
+  syncState: CoreBaseListFilter.shape.syncState.meta({ description: 'Only syncs that are on, or off.' }),
+  pinned: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({ description: 'Only pinned (true) or unpinned (false) syncs.' }),
+});
+
 export const SyncStatus = z.object({
   coreBaseId: z.string(),
   syncState: SyncState,

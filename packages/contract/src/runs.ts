@@ -108,6 +108,37 @@ export const SyncErrorFilters = z.strictObject({
   tableMappingId: z.string().uuid().optional(),
 });
 
+/** The old form of the issue filters: one JSON string, kept because the spec names it (section 2). */
+export const DeprecatedJsonFilters = (example: string) =>
+  z
+    .string()
+    .max(2000)
+    .optional()
+    .meta({
+      deprecated: true,
+      description: `Deprecated: the same filters as one JSON object, e.g. ${example}. Use the typed parameters instead; a filter may not be given both ways.`,
+    });
+
+/**
+ * GET /sync-errors and /sync-errors/by-cause: the filters as typed query parameters, each with the
+ * same rule as inside the JSON `filters` (still accepted, deprecated).
+ */
+export const SyncErrorListQuery = PageQuery.extend({
+  coreBaseId: SyncErrorFilters.shape.coreBaseId.meta({ description: 'Only the issues of this sync.' }),
+  status: SyncErrorFilters.shape.status.meta({ description: 'Only issues in this state.' }),
+  code: SyncErrorFilters.shape.code.meta({ description: 'Only issues with this code, e.g. validation.' }),
+  side: SyncErrorFilters.shape.side.meta({ description: 'Only issues on this side of the sync.' }),
+  message: SyncErrorFilters.shape.message.meta({
+    description: 'One cause: the exact message the issues of a group share (see /sync-errors/by-cause).',
+  }),
+  search: SyncErrorFilters.shape.search.meta({ description: 'Words in the message or the record id.' }),
+  tableMappingId: SyncErrorFilters.shape.tableMappingId.meta({
+    description: 'Only issues of this table pair.',
+  }),
+  filters: DeprecatedJsonFilters('{"coreBaseId":"…","status":"open"}'),
+});
+export type SyncErrorListQuery = z.infer<typeof SyncErrorListQuery>;
+
 /** Issues that share a cause: one sync, code, side, table pair and message, with how many. */
 export const SyncErrorCause = z.object({
   coreBaseId: z.string(),
