@@ -98,6 +98,40 @@ describe('the OpenAPI document as a contract', () => {
     expect(doc.components.schemas.ErrorEnvelope?.example).toMatchObject({ statusCode: 404 });
   });
 
+  it('gives ids, timestamps, dates, emails and URLs their format', () => {
+    const expected: Record<string, string> = {
+      createdAt: 'date-time',
+      updatedAt: 'date-time',
+      finishedAt: 'date-time',
+      lastSyncTime: 'date-time',
+      coreBaseId: 'uuid',
+      tableMappingId: 'uuid',
+      externalBaseId: 'uuid',
+      externalConnectionId: 'uuid',
+      syncLogId: 'uuid',
+      trackingId: 'uuid',
+    };
+    const wrong: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const properties = (node as { properties?: Record<string, { format?: string; type?: string }> })
+        .properties;
+      for (const [name, schema] of Object.entries(properties ?? {}))
+        if (expected[name] && schema.type === 'string' && schema.format !== expected[name])
+          wrong.push(`${where}.${name}: ${schema.format}`);
+      for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
+    };
+    walk(doc.paths, '');
+    expect(wrong).toEqual([]);
+    const answer = (path: string, method = 'get') =>
+      JSON.stringify(doc.paths[path]?.[method]?.responses['200']?.content?.['application/json']?.schema);
+    expect(answer('/rest/sync-errors')).toMatch(/"id":\{"type":"string","format":"uuid"\}/);
+    expect(answer('/rest/core-bases/{id}')).toMatch(/"id":\{"type":"string","format":"uuid"\}/);
+    expect(answer('/rest/users/current')).toMatch(/"email":\{"type":"string","format":"email"\}/);
+    expect(answer('/rest/core-bases/{id}/activity')).toMatch(/"day":\{"type":"string","format":"date"\}/);
+    expect(answer('/rest/developer/webhooks')).toMatch(/"url":\{"type":"string","format":"uri"\}/);
+  });
+
   it('documents the typed filters, the JSON form as deprecated', () => {
     for (const [path, typed, json] of [
       ['/rest/sync-errors', ['coreBaseId', 'status', 'code', 'side', 'search', 'tableMappingId'], 'filters'],

@@ -68,7 +68,10 @@ export function operationIdOf(method: string, path: string): string {
   return `${method.toLowerCase()}${parts.join('') || 'Root'}`;
 }
 
-/** `nullable` without a `type` is invalid in OpenAPI 3.0; an untyped schema already admits null. */
+/**
+ * `nullable` without a `type` is invalid in OpenAPI 3.0 (an untyped schema already admits null), and
+ * a nullable enum must list null among its values.
+ */
 function dropUntypedNullable(node: unknown): void {
   if (Array.isArray(node)) {
     for (const item of node) dropUntypedNullable(item);
@@ -77,6 +80,9 @@ function dropUntypedNullable(node: unknown): void {
   if (!node || typeof node !== 'object') return;
   const schema = node as Schema;
   if (schema.nullable === true && schema.type === undefined) delete schema.nullable;
+  // OpenAPI 3.0.3: `nullable` does not widen an `enum`; a nullable enum lists null itself.
+  if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null))
+    schema.enum.push(null);
   for (const value of Object.values(schema)) dropUntypedNullable(value);
 }
 
