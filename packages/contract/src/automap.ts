@@ -41,8 +41,8 @@ export const MatchFieldProposal = z.object({
   leftColumnId: Uuid,
   rightColumnId: Uuid,
   /** A second pair matched together with the first when the first alone repeats (first + last name). */
-  secondaryLeftColumnId: z.string().nullable(),
-  secondaryRightColumnId: z.string().nullable(),
+  secondaryLeftColumnId: Uuid.nullable(),
+  secondaryRightColumnId: Uuid.nullable(),
   score: Score,
   /** e.g. "15 of 15 organisation names also exist in companies; unique on both sides" */
   reason: z.string(),

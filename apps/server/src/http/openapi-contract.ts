@@ -190,10 +190,15 @@ const AUTH_PATHS: Record<string, Record<string, Operation & Schema>> = {
 };
 
 /** The example of a JSON body: the hand-written one over the one made from its schema. */
-function withExample(media: Media | undefined, written: unknown, components: Record<string, unknown>): void {
+function withExample(
+  media: Media | undefined,
+  written: unknown,
+  components: Record<string, unknown>,
+  request = false,
+): void {
   const json = media?.content?.['application/json'];
   if (!json || json.example !== undefined) return;
-  const made = exampleOf(json.schema, components);
+  const made = exampleOf(json.schema, components, { request });
   const both = [made, written].every((v) => v && typeof v === 'object' && !Array.isArray(v));
   const example = both ? { ...(made as object), ...(written as object) } : (written ?? made);
   if (example !== undefined) json.example = example;
@@ -250,7 +255,7 @@ export function completeOpenApiDocument(
         op.description = `${sentence(text)} ${whoMayCall(method, { isPublic, staff })}`;
       }
       const written = EXAMPLES[id];
-      withExample(op.requestBody, written?.request, components);
+      withExample(op.requestBody, written?.request, components, true);
       for (const [status, answer] of Object.entries(op.responses))
         withExample(answer as Media, status.startsWith('2') ? written?.response : undefined, components);
       // A deprecated query parameter (the JSON filters) says so on the parameter too.

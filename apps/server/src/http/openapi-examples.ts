@@ -114,8 +114,19 @@ const STRING_BY_PATTERN: Record<string, string> = {
   "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": 'X-Api-Key',
 };
 
+/** A uuid (version 4 layout) made from the property name: the same name, the same id, in every example. */
+function uuidFor(name: string): string {
+  if (name === 'id' || name === '') return OTHER_ID;
+  let hex = '';
+  for (let i = 0; hex.length < 32; i++) {
+    let h = 2166136261 ^ i;
+    for (const c of name) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+    hex += (h >>> 0).toString(16).padStart(8, '0');
+  }
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 const STRING_BY_FORMAT: Record<string, string> = {
-  uuid: OTHER_ID,
   'date-time': AT,
   date: '2026-11-27',
   email: 'ada@example.com',
@@ -129,13 +140,14 @@ const STRING_BY_FORMAT: Record<string, string> = {
 export function exampleOf(
   schema: unknown,
   components: Record<string, unknown>,
+  options: { request?: boolean } = {},
   name = '',
   depth = 0,
 ): unknown {
   if (!schema || typeof schema !== 'object' || depth > 12) return undefined;
   const s = schema as Schema;
-  if (typeof s.$ref === 'string')
-    return exampleOf(components[s.$ref.replace('#/components/schemas/', '')], components, name, depth + 1);
+  const inner = (child: unknown, key = name) => exampleOf(child, components, options, key, depth + 1);
+  if (typeof s.$ref === 'string') return inner(components[s.$ref.replace('#/components/schemas/', '')]);
   if (s.example !== undefined) return s.example;
   if (Array.isArray(s.enum)) return s.enum.find((v) => v !== null) ?? s.enum[0];
   if (s.const !== undefined) return s.const;
@@ -143,13 +155,13 @@ export function exampleOf(
   const choices = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
   if (Array.isArray(choices)) {
     for (const choice of choices) {
-      const value = exampleOf(choice, components, name, depth + 1);
+      const value = inner(choice);
       if (value !== undefined && value !== null) return value;
     }
     return s.nullable ? null : undefined;
   }
   if (Array.isArray(s.allOf)) {
-    const parts = s.allOf.map((part) => exampleOf(part, components, name, depth + 1));
+    const parts = s.allOf.map((part) => inner(part));
     return parts.every((p) => p && typeof p === 'object') ? Object.assign({}, ...parts) : parts[0];
   }
   switch (s.type) {
@@ -164,12 +176,12 @@ export function exampleOf(
             ? s.exclusiveMinimum + 1
             : 1;
       const max = typeof s.maximum === 'number' ? s.maximum : Number.POSITIVE_INFINITY;
-      return Math.min(Math.max(min, name === 'take' ? 50 : 1), max);
+      return Math.min(Math.max(min, name === 'take' ? 50 : name === 'skip' ? 0 : 1), max);
     }
     case 'boolean':
       return false;
     case 'array': {
-      const item = exampleOf(s.items, components, name, depth + 1);
+      const item = inner(s.items);
       if (item === undefined) return typeof s.minItems === 'number' && s.minItems > 0 ? undefined : [];
       return Array.from({ length: Math.max(1, Number(s.minItems ?? 1)) }, () => item);
     }
@@ -181,11 +193,14 @@ export function exampleOf(
       // A record with known keys (z.record over an enum) requires each of them.
       if (s.additionalProperties && typeof s.additionalProperties === 'object' && Array.isArray(s.required))
         for (const key of s.required as string[])
-          if (!(key in properties)) out[key] = exampleOf(s.additionalProperties, components, key, depth + 1);
+          if (!(key in properties)) out[key] = inner(s.additionalProperties, key);
+      const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
       for (const [key, value] of Object.entries(properties)) {
-        const example = exampleOf(value, components, key, depth + 1);
+        // A request example sends what is needed; an answer shows every field it may carry.
+        if (options.request && !required.has(key)) continue;
+        const example = inner(value, key);
         if (example === undefined) {
-          if (Array.isArray(s.required) && s.required.includes(key)) return undefined;
+          if (required.has(key)) return undefined;
           continue;
         }
         out[key] = example;
@@ -199,7 +214,8 @@ export function exampleOf(
 
 function stringExample(s: Schema, name: string): string | undefined {
   let value: string | undefined;
-  if (typeof s.format === 'string') value = STRING_BY_FORMAT[s.format];
+  if (s.format === 'uuid') value = uuidFor(name);
+  else if (typeof s.format === 'string') value = STRING_BY_FORMAT[s.format];
   else if (typeof s.pattern === 'string') value = STRING_BY_PATTERN[s.pattern];
   else if (name === 'id' || /Id$/.test(name)) value = 'a1b2c3d4';
   else if (/At$|Time$|On$/.test(name)) value = AT;
