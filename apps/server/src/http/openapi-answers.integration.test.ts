@@ -79,7 +79,14 @@ describe('answers match the document, formats included', () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
     ajv.addSchema({ ...doc, $id: 'doc' });
-    await api('POST', '/rest/developer/tokens', { name: 'ci', scopes: ['read'] }).catch(() => undefined);
+    await api('POST', '/rest/developer/tokens', { name: 'ci', scopes: ['read'] });
+    await api('POST', '/rest/developer/webhooks', {
+      url: 'https://example.com/hooks',
+      events: ['sync.run.finished'],
+    });
+    const webhooks = await api('GET', '/rest/developer/webhooks');
+    expect((await api('GET', '/rest/developer/tokens')).items).toHaveLength(1);
+    expect(webhooks.items).toHaveLength(1);
     const logs = await api('GET', `/rest/sync-logs?coreBaseId=${syncId}`);
     const errors = await api('GET', `/rest/sync-errors?coreBaseId=${syncId}`);
     const full = await api('GET', `/rest/core-bases/${syncId}?detailLevel=fullBaseSchema`);
@@ -114,6 +121,7 @@ describe('answers match the document, formats included', () => {
       `/rest/trace-log/${syncId}`,
       '/rest/developer/tokens',
       '/rest/developer/webhooks',
+      `/rest/developer/webhooks/${webhooks.items[0].id}/deliveries`,
       '/rest/git-sync',
       '/rest/api-import',
       '/rest/blended-tables',
