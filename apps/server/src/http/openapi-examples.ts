@@ -62,12 +62,17 @@ export const EXAMPLES: Record<string, { request?: unknown; response?: Record<str
 
 /** An example of the error envelope (spec section 3), per status. */
 export function errorExample(status: string, path = '/rest/core-bases/3f1c2b4e-8a6d-4c1e-9b7a-2d5e6f708192') {
+  // The texts the server sends (http-error.ts, auth-rate-limit.ts, error-envelope.ts).
   const texts: Record<string, [string, string, string]> = {
     '400': ['Validation failed', 'querystring.take: Too big: expected number to be <=200', 'validation'],
-    '401': ['Unauthorized', 'Please sign in again.', 'unauthorized'],
-    '403': ['Forbidden', 'This needs the staff role.', 'forbidden'],
-    '404': ['Not found', 'This sync does not exist or is not yours.', 'not_found'],
-    '429': ['Too many requests', 'Too many attempts: try again in 30 seconds.', 'rate_limited'],
+    '401': ['Sign in to continue.', 'Sign in to continue.', 'unauthorized'],
+    '403': ['This needs the staff role.', 'This needs the staff role.', 'forbidden'],
+    '404': ['Sync not found', 'Sync was not found.', 'not_found'],
+    '429': [
+      'Too many sign-in attempts',
+      'Too many sign-in attempts. Wait 30 seconds and try again.',
+      'rate_limited',
+    ],
     '500': ['Internal server error', 'Something went wrong on our side.', 'internal'],
   };
   const [message, userFacingMessage, code] = texts[status] ?? texts['400'] ?? ['', '', ''];
