@@ -42,3 +42,23 @@ export async function issueToken(): Promise<string> {
   if (error) throw new Error(userFacing(error));
   return data.token;
 }
+
+/** The open issues of one sync, with the typed filters (not JSON inside a string). */
+export async function openIssues(token: string, coreBaseId: string): Promise<string[]> {
+  const { data, error } = await client.GET('/rest/sync-errors', {
+    headers: { authorization: `Bearer ${token}` },
+    params: { query: { coreBaseId, status: 'open', side: 'right', take: 50 } },
+  });
+  if (error) throw new Error(userFacing(error));
+  return data.items.map((issue) => `${issue.recordName ?? issue.remoteId}: ${issue.userFacingMessage}`);
+}
+
+/** The syncs that are on and pinned, filtered by the server. */
+export async function pinnedSyncsOn(token: string): Promise<number> {
+  const { data, error } = await client.GET('/rest/core-bases', {
+    headers: { authorization: `Bearer ${token}` },
+    params: { query: { syncState: 'on', pinned: 'true', name: 'crm' } },
+  });
+  if (error) throw new Error(userFacing(error));
+  return data.total;
+}

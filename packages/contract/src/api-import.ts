@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 
 /**
  * API import (spec section 7, /rest/api-import): records from any JSON HTTP API brought into a
@@ -194,7 +195,7 @@ export type ApiImportCounts = z.infer<typeof ApiImportCounts>;
 export const ApiImportStatus = z.enum(['never', 'queued', 'running', 'succeeded', 'failed']);
 
 export const ApiImport = z.object({
-  id: z.string(),
+  id: Uuid,
   name: z.string(),
   /** Secret values (auth, sensitive headers) are masked. */
   config: ApiFetchConfig,
@@ -212,19 +213,19 @@ export const ApiImport = z.object({
   maxPages: z.number().int(),
   maxRecords: z.number().int(),
   lastRunStatus: ApiImportStatus,
-  lastRunAt: z.string().nullable(),
-  lastRunFinishedAt: z.string().nullable(),
+  lastRunAt: IsoTimestamp.nullable(),
+  lastRunFinishedAt: IsoTimestamp.nullable(),
   lastRunCounts: ApiImportCounts.nullable(),
   lastRunError: z.string().nullable(),
   /** The progress tracker of the last run (GET /rest/progress/{trackingId}). */
-  lastTrackingId: z.string().nullable(),
-  nextRunAt: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  lastTrackingId: Uuid.nullable(),
+  nextRunAt: IsoTimestamp.nullable(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type ApiImport = z.infer<typeof ApiImport>;
 
-export const ApiImportStarted = z.object({ apiImport: ApiImport, trackingId: z.string().nullable() });
+export const ApiImportStarted = z.object({ apiImport: ApiImport, trackingId: Uuid.nullable() });
 
 export const PatchApiImportBody = z.strictObject({
   name: z.string().min(1).max(200).optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Side, SyncDirection } from './core-bases';
+import { Uuid } from './formats';
 
 /**
  * Mapping proposals (spec section 7: POST /rest/ai-table-mapper/{coreBaseId}/automap and
@@ -37,11 +38,11 @@ export type AutomapTablesBody = z.infer<typeof AutomapTablesBody>;
 
 /** The pair to match existing records on during the first sync: matchOnFieldId is leftColumnId. */
 export const MatchFieldProposal = z.object({
-  leftColumnId: z.string(),
-  rightColumnId: z.string(),
+  leftColumnId: Uuid,
+  rightColumnId: Uuid,
   /** A second pair matched together with the first when the first alone repeats (first + last name). */
-  secondaryLeftColumnId: z.string().nullable(),
-  secondaryRightColumnId: z.string().nullable(),
+  secondaryLeftColumnId: Uuid.nullable(),
+  secondaryRightColumnId: Uuid.nullable(),
   score: Score,
   /** e.g. "15 of 15 organisation names also exist in companies; unique on both sides" */
   reason: z.string(),
@@ -51,8 +52,8 @@ export const MatchFieldProposal = z.object({
 export type MatchFieldProposal = z.infer<typeof MatchFieldProposal>;
 
 export const TableMappingProposal = z.object({
-  leftTableId: z.string(),
-  rightTableId: z.string(),
+  leftTableId: Uuid,
+  rightTableId: Uuid,
   leftTableName: z.string(),
   rightTableName: z.string(),
   score: Score,
@@ -65,7 +66,7 @@ export const TableMappingProposal = z.object({
   /** The field (and second field) to match existing records on in the first sync, or null. */
   matchField: MatchFieldProposal.nullable(),
   /** The sync's table mapping of exactly this pair, when there is one already. */
-  existingTableMappingId: z.string().nullable(),
+  existingTableMappingId: Uuid.nullable(),
 });
 export type TableMappingProposal = z.infer<typeof TableMappingProposal>;
 
@@ -76,10 +77,10 @@ export const UnmatchedTable = z.object({
 });
 
 export const AutomapTablesResponse = z.object({
-  coreBaseId: z.string(),
+  coreBaseId: Uuid,
   source: AutomapSource,
-  leftExternalBaseId: z.string(),
-  rightExternalBaseId: z.string(),
+  leftExternalBaseId: Uuid,
+  rightExternalBaseId: Uuid,
   proposals: z.array(TableMappingProposal),
   unmatchedLeft: z.array(UnmatchedTable),
   unmatchedRight: z.array(UnmatchedTable),
@@ -117,8 +118,8 @@ export const AutomapFieldsBody = z
 export type AutomapFieldsBody = z.infer<typeof AutomapFieldsBody>;
 
 export const FieldMappingProposal = z.object({
-  leftColumnId: z.string(),
-  rightColumnId: z.string(),
+  leftColumnId: Uuid,
+  rightColumnId: Uuid,
   leftColumnName: z.string(),
   rightColumnName: z.string(),
   score: Score,
@@ -135,7 +136,7 @@ export const FieldMappingProposal = z.object({
   /** Suggested direction: a read-only column only sends; writable on both sides syncs both ways. */
   syncDirection: SyncDirection,
   /** The table mapping's column mapping of exactly this pair, when there is one already. */
-  existingColumnMappingId: z.string().nullable(),
+  existingColumnMappingId: Uuid.nullable(),
   /** A select on either side: options paired by name, then synonyms ("Won" ~ "Customer"). */
   optionPairs: z
     .array(z.object({ left: z.string(), right: z.string() }))
@@ -156,19 +157,19 @@ export const UnmatchedColumn = z.object({
 });
 
 export const AutomapFieldsResponse = z.object({
-  coreBaseId: z.string(),
+  coreBaseId: Uuid,
   source: AutomapSource,
-  tableMappingId: z.string().nullable(),
-  leftTableId: z.string(),
-  rightTableId: z.string(),
+  tableMappingId: Uuid.nullable(),
+  leftTableId: Uuid,
+  rightTableId: Uuid,
   leftTableName: z.string(),
   rightTableName: z.string(),
   proposals: z.array(FieldMappingProposal),
   matchField: MatchFieldProposal.nullable(),
   /** matchField's left column: the table mapping's matchOnFieldId to save, or null. */
-  matchOnFieldId: z.string().nullable(),
+  matchOnFieldId: Uuid.nullable(),
   /** matchField's second left column: the table mapping's matchOnSecondaryFieldId to save, or null. */
-  matchOnSecondaryFieldId: z.string().nullable(),
+  matchOnSecondaryFieldId: Uuid.nullable(),
   /** Why matchField was proposed, for a person; null without one. */
   matchReason: z.string().nullable(),
   unmatchedLeft: z.array(UnmatchedColumn),
@@ -209,7 +210,7 @@ export const CreatedColumn = z.object({
 });
 export const CreatedTable = z.object({
   sourceTableId: z.string(),
-  externalTableId: z.string(),
+  externalTableId: Uuid,
   remoteId: z.string(),
   name: z.string(),
   /** Present when the app could not take the source table's name: that name. */
@@ -218,20 +219,20 @@ export const CreatedTable = z.object({
 });
 
 export const CreateTablesResponse = z.object({
-  externalBaseId: z.string(),
+  externalBaseId: Uuid,
   tables: z.array(CreatedTable),
 });
 export type CreateTablesResponse = z.infer<typeof CreateTablesResponse>;
 
 export const CreateFieldsResponse = z.object({
-  externalBaseId: z.string(),
-  externalTableId: z.string(),
+  externalBaseId: Uuid,
+  externalTableId: Uuid,
   columns: z.array(CreatedColumn),
 });
 export type CreateFieldsResponse = z.infer<typeof CreateFieldsResponse>;
 
 /** create-tables-async: the job's tracker (GET /rest/progress/{trackingId}); its result is a CreateTablesResponse. */
-export const CreateTablesAsyncResponse = z.object({ trackingId: z.string() });
+export const CreateTablesAsyncResponse = z.object({ trackingId: Uuid });
 export type CreateTablesAsyncResponse = z.infer<typeof CreateTablesAsyncResponse>;
 
 export const SetupTableParams = z.object({
@@ -244,9 +245,9 @@ export const SetupTableParams = z.object({
  */
 export const SetUpTable = z.object({
   sourceTableId: z.string(),
-  tableMappingId: z.string(),
+  tableMappingId: Uuid,
   created: CreatedTable,
-  matchOnFieldId: z.string().nullable(),
+  matchOnFieldId: Uuid.nullable(),
   unmappedFields: z.array(z.object({ sourceColumnId: z.string(), name: z.string(), reason: z.string() })),
 });
 export const SetupTablesResponse = z.object({

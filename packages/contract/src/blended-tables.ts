@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 
 /**
  * Blended tables (spec section 7, /rest/blended-tables): one virtual table that is the union of
@@ -113,7 +114,7 @@ export const BlendedPreviewResponse = z.object({
 });
 
 export const BlendedTable = z.object({
-  id: z.string(),
+  id: Uuid,
   name: z.string(),
   sources: z.array(BlendedSource),
   defaultSource: z.number().int(),
@@ -122,7 +123,7 @@ export const BlendedTable = z.object({
   connectionId: z.string(),
   /** Syncs whose table mappings use this table (it cannot be deleted while any does). */
   usedBySyncs: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type BlendedTable = z.infer<typeof BlendedTable>;

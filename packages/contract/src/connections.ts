@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EmailAddress, IsoTimestamp, Uuid } from './formats';
 
 export const ConnectorType = z.enum([
   'airtable',
@@ -50,15 +51,15 @@ export const ConnectorInfo = z.object({
 export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
 
 export const ExternalConnection = z.object({
-  id: z.string(),
+  id: Uuid,
   type: ConnectorType,
   name: z.string(),
   status: z.enum(['ok', 'broken']),
   brokenReason: z.string().nullable(),
   /** Non-secret connection items only; secrets never leave the server. */
   connectionItems: z.record(z.string(), z.string()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type ExternalConnection = z.infer<typeof ExternalConnection>;
 
@@ -118,7 +119,7 @@ export const OAuthAuthorizeCallbackBody = z.strictObject({
 
 /** GET /rest/connector-rpc/get-user-email?externalConnectionId=… */
 export const ConnectorUserEmail = z.object({
-  externalConnectionId: z.string(),
+  externalConnectionId: Uuid,
   email: z.string().nullable(),
 });
 
@@ -133,10 +134,10 @@ export const CreateTemporaryConnectionBody = z.strictObject({
 /** A connection made before sign-in: the token is all the client keeps, and it is opaque. */
 export const TemporaryConnection = z.object({
   token: z.string(),
-  email: z.string(),
+  email: EmailAddress,
   connectorType: ConnectorType,
   accountEmail: z.string().nullable(),
-  expiresAt: z.string(),
+  expiresAt: IsoTimestamp,
 });
 export type TemporaryConnection = z.infer<typeof TemporaryConnection>;
 

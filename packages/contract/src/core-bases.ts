@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SYNC_NAME } from './constants';
+import { IsoTimestamp, Uuid } from './formats';
 
 export const Side = z.enum(['left', 'right']);
 export type Side = z.infer<typeof Side>;
@@ -12,7 +13,7 @@ export type SyncLabel = z.infer<typeof SyncLabel>;
 export const DetailLevel = z.enum(['basic', 'fullBaseSchema']);
 
 export const ExternalColumn = z.object({
-  id: z.string(),
+  id: Uuid,
   remoteId: z.string(),
   name: z.string(),
   fieldType: z.string(),
@@ -20,18 +21,18 @@ export const ExternalColumn = z.object({
   options: z.record(z.string(), z.unknown()),
 });
 export const ExternalTable = z.object({
-  id: z.string(),
+  id: Uuid,
   remoteId: z.string(),
   name: z.string(),
   externalColumns: z.array(ExternalColumn),
 });
 export const ExternalBase = z.object({
-  id: z.string(),
+  id: Uuid,
   type: z.string(),
   name: z.string(),
   remoteId: z.string(),
-  coreBaseId: z.string(),
-  externalConnectionId: z.string().nullable(),
+  coreBaseId: Uuid,
+  externalConnectionId: Uuid.nullable(),
   side: Side,
   extras: z.record(z.string(), z.unknown()),
   webhooksEnabled: z.boolean(),
@@ -41,9 +42,9 @@ export const ExternalBase = z.object({
 export type ExternalBase = z.infer<typeof ExternalBase>;
 
 export const ColumnMapping = z.object({
-  id: z.string().optional(),
-  leftColumnId: z.string(),
-  rightColumnId: z.string(),
+  id: Uuid.optional(),
+  leftColumnId: Uuid,
+  rightColumnId: Uuid,
   syncDirection: SyncDirection,
   ownerSide: Side.nullable().optional(),
   /** Select options paired across; null: options pair by name. */
@@ -53,16 +54,16 @@ export const ColumnMapping = z.object({
     .optional(),
 });
 export const TableMapping = z.object({
-  id: z.string(),
-  leftTableId: z.string(),
-  rightTableId: z.string(),
+  id: Uuid,
+  leftTableId: Uuid,
+  rightTableId: Uuid,
   syncDirection: SyncDirection,
   filter: z.unknown().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
   columnMappings: z.array(ColumnMapping),
-  matchOnFieldId: z.string().nullable(),
-  matchOnSecondaryFieldId: z.string().nullable(),
+  matchOnFieldId: Uuid.nullable(),
+  matchOnSecondaryFieldId: Uuid.nullable(),
   conflictWinnerSide: Side,
   conflictReview: z.boolean(),
   deleteProtection: z.boolean(),
@@ -74,7 +75,7 @@ export const SetupOrigin = z.enum(['base_setup', 'app_store']);
 export type SetupOrigin = z.infer<typeof SetupOrigin>;
 
 export const CoreBase = z.object({
-  id: z.string(),
+  id: Uuid,
   name: z.string(),
   setupOrigin: SetupOrigin,
   pinned: z.boolean(),
@@ -83,9 +84,9 @@ export const CoreBase = z.object({
   dryRun: z.boolean().optional(),
   mappings: z.object({ tableMappings: z.array(TableMapping) }),
   configExtras: z.record(z.string(), z.unknown()),
-  lastSyncTime: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  lastSyncTime: IsoTimestamp.nullable(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
   leftExternalBase: ExternalBase.nullable(),
   rightExternalBase: ExternalBase.nullable(),
   debug: z.record(z.string(), z.unknown()).optional(),
@@ -142,12 +143,24 @@ export const CoreBaseListFilter = z.strictObject({
   pinned: z.boolean().optional(),
 });
 
+/** GET /core-bases: the list filter as typed query parameters (the JSON `filter` stays, deprecated). */
+export const CoreBaseListFilterQuery = z.object({
+  name: CoreBaseListFilter.shape.name.meta({
+    description: 'Only syncs whose name contains these characters.',
+  }),
+  syncState: CoreBaseListFilter.shape.syncState.meta({ description: 'Only syncs that are on, or off.' }),
+  pinned: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({ description: 'Only pinned (true) or unpinned (false) syncs.' }),
+});
+
 export const SyncStatus = z.object({
-  coreBaseId: z.string(),
+  coreBaseId: Uuid,
   syncState: SyncState,
   syncAction: SyncAction,
   label: SyncLabel,
-  lastSyncTime: z.string().nullable(),
+  lastSyncTime: IsoTimestamp.nullable(),
   running: z.boolean(),
   openIssues: z.number().int(),
   /** The app the sync cannot reach now (an open outage issue), shown instead of the label; else null. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AbsoluteUrl, IsoTimestamp, Uuid } from './formats';
 
 /** What a personal API token may do: `read` (GET) and `write` (POST, PUT, PATCH, DELETE). */
 export const TokenScope = z.enum(['read', 'write']);
@@ -17,13 +18,13 @@ export const CreateApiTokenBody = z.strictObject({
 });
 
 export const ApiToken = z.object({
-  id: z.string(),
+  id: Uuid,
   name: z.string(),
   scopes: z.array(TokenScope),
   /** The token's first characters, to recognise it; the token itself is shown once. */
   prefix: z.string(),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
+  createdAt: IsoTimestamp,
+  lastUsedAt: IsoTimestamp.nullable(),
 });
 export type ApiToken = z.infer<typeof ApiToken>;
 
@@ -63,11 +64,11 @@ export const PatchWebhookBody = z.strictObject({
 });
 
 export const WebhookSubscription = z.object({
-  id: z.string(),
-  url: z.string(),
+  id: Uuid,
+  url: AbsoluteUrl,
   events: z.array(WebhookEventType),
   paused: z.boolean(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });
 export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 
@@ -76,7 +77,7 @@ export const CreatedWebhookSubscription = WebhookSubscription.extend({ secret: z
 export type CreatedWebhookSubscription = z.infer<typeof CreatedWebhookSubscription>;
 
 export const WebhookDeliveryAttempt = z.object({
-  id: z.string(),
+  id: Uuid,
   eventId: z.string(),
   eventType: z.string(),
   attempt: z.number().int(),
@@ -84,6 +85,6 @@ export const WebhookDeliveryAttempt = z.object({
   statusCode: z.number().int().nullable(),
   durationMs: z.number().int(),
   error: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });
 export type WebhookDeliveryAttempt = z.infer<typeof WebhookDeliveryAttempt>;

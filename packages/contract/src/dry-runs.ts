@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 
 /** The kinds of write a dry pass plans. */
 export const DryRunKind = z.enum(['create', 'update', 'delete']);
@@ -9,7 +10,7 @@ export type DryRunStatus = z.infer<typeof DryRunStatus>;
 
 /** Planned writes of one table pair, by kind. */
 export const DryRunTablePair = z.object({
-  tableMappingId: z.string(),
+  tableMappingId: Uuid,
   leftTable: z.string(),
   rightTable: z.string(),
   create: z.number().int(),
@@ -32,16 +33,16 @@ export const DryRunPass = z.object({
   }),
   total: z.number().int(),
   tablePairs: z.array(DryRunTablePair),
-  createdAt: z.string(),
-  startedAt: z.string().nullable(),
-  finishedAt: z.string().nullable(),
+  createdAt: IsoTimestamp,
+  startedAt: IsoTimestamp.nullable(),
+  finishedAt: IsoTimestamp.nullable(),
 });
 export type DryRunPass = z.infer<typeof DryRunPass>;
 
 /** A write the pass would have made, on one record of one side. */
 export const DryRunWrite = z.object({
   id: z.string(),
-  tableMappingId: z.string(),
+  tableMappingId: Uuid,
   side: z.enum(['left', 'right']),
   kind: DryRunKind,
   /** The written record's id (null for a create: the record does not exist yet). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 import { JobStatus } from './runs';
 import { Paged } from './users';
 
@@ -101,8 +102,8 @@ export const GitConflict = z.object({
 export type GitConflict = z.infer<typeof GitConflict>;
 
 export const GitSyncRun = z.object({
-  id: z.string(),
-  gitSyncId: z.string(),
+  id: Uuid,
+  gitSyncId: Uuid,
   kind: GitRunKind,
   status: JobStatus,
   done: z.number().int(),
@@ -117,15 +118,15 @@ export const GitSyncRun = z.object({
   /** What could not be applied (a value of the wrong type, a refused write, a delete held back). */
   problems: z.array(z.string()),
   error: z.string().nullable(),
-  createdAt: z.string(),
-  startedAt: z.string().nullable(),
-  finishedAt: z.string().nullable(),
+  createdAt: IsoTimestamp,
+  startedAt: IsoTimestamp.nullable(),
+  finishedAt: IsoTimestamp.nullable(),
 });
 export type GitSyncRun = z.infer<typeof GitSyncRun>;
 
 export const GitSync = z.object({
-  gitSyncId: z.string(),
-  coreBaseId: z.string(),
+  gitSyncId: Uuid,
+  coreBaseId: Uuid,
   repository: z.discriminatedUnion('kind', [
     z.object({
       kind: z.literal('https'),
@@ -142,8 +143,8 @@ export const GitSync = z.object({
   lastSyncedCommit: z.string().nullable(),
   /** The newest run, if any. */
   lastRun: GitSyncRun.nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type GitSync = z.infer<typeof GitSync>;
 

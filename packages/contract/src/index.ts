@@ -7,6 +7,7 @@ export * from './core-bases';
 export * from './developer';
 export * from './dry-runs';
 export * from './errors';
+export * from './formats';
 export * from './git-sync';
 export * from './plan-rules';
 export * from './plans';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 import { Paged, PageQuery } from './users';
 
 export const JobStatus = z.enum(['PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED']);
@@ -6,7 +7,7 @@ export type JobStatus = z.infer<typeof JobStatus>;
 export const RunResult = z.enum(['more_work', 'done', 'failed']);
 
 export const Progress = z.object({
-  trackingId: z.string(),
+  trackingId: Uuid,
   kind: z.string(),
   status: JobStatus,
   done: z.number(),
@@ -14,8 +15,8 @@ export const Progress = z.object({
   percent: z.number().nullable(),
   message: z.string().nullable(),
   result: z.unknown().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type Progress = z.infer<typeof Progress>;
 
@@ -30,16 +31,16 @@ export const UndoResult = z.object({
 export type UndoResult = z.infer<typeof UndoResult>;
 
 export const SyncLog = z.object({
-  id: z.string(),
-  coreBaseId: z.string(),
+  id: Uuid,
+  coreBaseId: Uuid,
   trigger: z.string(),
   status: z.enum(['running', 'done', 'failed', 'cancelled']),
   counts: z.record(z.string(), z.number()),
   error: z.string().nullable(),
-  startedAt: z.string(),
-  finishedAt: z.string().nullable(),
+  startedAt: IsoTimestamp,
+  finishedAt: IsoTimestamp.nullable(),
   /** An undo run: the run it undoes. */
-  undoOf: z.string().nullable().optional(),
+  undoOf: Uuid.nullable().optional(),
   /** The undo of this run, if it was undone (or its undo is under way). */
   undoneBy: z.string().nullable().optional(),
   /** An undo run's progress: records done of all. */
@@ -50,9 +51,9 @@ export const SyncLog = z.object({
 export type SyncLog = z.infer<typeof SyncLog>;
 
 export const SyncLogEntry = z.object({
-  id: z.string(),
-  syncLogId: z.string(),
-  coreMetaRecordId: z.string().nullable(),
+  id: Uuid,
+  syncLogId: Uuid,
+  coreMetaRecordId: Uuid.nullable(),
   side: z.enum(['left', 'right']),
   operation: z.enum(['create', 'update', 'delete']),
   remoteId: z.string().nullable(),
@@ -62,7 +63,7 @@ export const SyncLogEntry = z.object({
   recordCount: z.number().int(),
   /** A batch's records: the ids created and the ids they were copied from, in the same order. */
   records: z.object({ remote: z.array(z.string()), source: z.array(z.string()) }).nullable(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });
 
 export const SyncLogDetail = SyncLog.extend({ entries: Paged(SyncLogEntry) });
@@ -76,10 +77,10 @@ export const SyncLogQuery = PageQuery.extend({
 
 export const SyncErrorStatus = z.enum(['open', 'retrying', 'resolved']);
 export const SyncError = z.object({
-  id: z.string(),
-  coreBaseId: z.string(),
-  coreMetaRecordId: z.string().nullable(),
-  externalConnectionId: z.string().nullable(),
+  id: Uuid,
+  coreBaseId: Uuid,
+  coreMetaRecordId: Uuid.nullable(),
+  externalConnectionId: Uuid.nullable(),
   side: z.enum(['left', 'right']).nullable(),
   remoteId: z.string().nullable(),
   /** The record as a person knows it (its match or name field), when the run that found the issue read it. */
@@ -90,8 +91,8 @@ export const SyncError = z.object({
   details: z.record(z.string(), z.unknown()),
   status: SyncErrorStatus,
   attempts: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type SyncError = z.infer<typeof SyncError>;
 
@@ -108,15 +109,46 @@ export const SyncErrorFilters = z.strictObject({
   tableMappingId: z.string().uuid().optional(),
 });
 
+/** The old form of the issue filters: one JSON string, kept because the spec names it (section 2). */
+export const DeprecatedJsonFilters = (example: string) =>
+  z
+    .string()
+    .max(2000)
+    .optional()
+    .meta({
+      deprecated: true,
+      description: `Deprecated: the same filters as one JSON object, e.g. ${example}. Use the typed parameters instead; a filter may not be given both ways.`,
+    });
+
+/**
+ * GET /sync-errors and /sync-errors/by-cause: the filters as typed query parameters, each with the
+ * same rule as inside the JSON `filters` (still accepted, deprecated).
+ */
+export const SyncErrorListQuery = PageQuery.extend({
+  coreBaseId: SyncErrorFilters.shape.coreBaseId.meta({ description: 'Only the issues of this sync.' }),
+  status: SyncErrorFilters.shape.status.meta({ description: 'Only issues in this state.' }),
+  code: SyncErrorFilters.shape.code.meta({ description: 'Only issues with this code, e.g. validation.' }),
+  side: SyncErrorFilters.shape.side.meta({ description: 'Only issues on this side of the sync.' }),
+  message: SyncErrorFilters.shape.message.meta({
+    description: 'One cause: the exact message the issues of a group share (see /sync-errors/by-cause).',
+  }),
+  search: SyncErrorFilters.shape.search.meta({ description: 'Words in the message or the record id.' }),
+  tableMappingId: SyncErrorFilters.shape.tableMappingId.meta({
+    description: 'Only issues of this table pair.',
+  }),
+  filters: DeprecatedJsonFilters('{"coreBaseId":"…","status":"open"}'),
+});
+export type SyncErrorListQuery = z.infer<typeof SyncErrorListQuery>;
+
 /** Issues that share a cause: one sync, code, side, table pair and message, with how many. */
 export const SyncErrorCause = z.object({
-  coreBaseId: z.string(),
+  coreBaseId: Uuid,
   code: z.string(),
   side: z.enum(['left', 'right']).nullable(),
-  tableMappingId: z.string().nullable(),
+  tableMappingId: Uuid.nullable(),
   userFacingMessage: z.string(),
   count: z.number().int(),
-  lastSeenAt: z.string(),
+  lastSeenAt: IsoTimestamp,
   /** A few record ids of the group, to show which records. */
   remoteIds: z.array(z.string()),
   /** The same records with their names (null where the run did not read one). */
@@ -132,13 +164,13 @@ export const SuggestedFix = z.object({
 });
 
 export const TraceLog = z.object({
-  id: z.string(),
-  coreBaseId: z.string(),
+  id: Uuid,
+  coreBaseId: Uuid,
   traceId: z.string(),
   parentId: z.string().nullable(),
   event: z.string(),
   data: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
   children: z.array(z.unknown()).optional(),
 });
 
@@ -153,27 +185,27 @@ export const CreateSyncLogExportBody = z.strictObject({
   filters: SyncLogExportFilters.default({}),
 });
 export const SyncLogExport = z.object({
-  id: z.string(),
-  coreBaseId: z.string(),
+  id: Uuid,
+  coreBaseId: Uuid,
   format: z.enum(['csv', 'json']),
   filters: SyncLogExportFilters,
   status: z.string(),
   rowCount: z.number().int().nullable(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
   downloadPath: z.string(),
 });
 
 export const CoreMetaRecord = z.object({
-  id: z.string(),
-  coreBaseId: z.string(),
-  tableMappingId: z.string().nullable(),
+  id: Uuid,
+  coreBaseId: Uuid,
+  tableMappingId: Uuid.nullable(),
   leftRemoteId: z.string().nullable(),
   rightRemoteId: z.string().nullable(),
   shadow: z.record(z.string(), z.unknown()),
   shadowVersion: z.number().int(),
   syncDisabled: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 
 export const CoreMetaRecordStatus = CoreMetaRecord.extend({
@@ -192,14 +224,14 @@ export const CoreMetaRecordStatus = CoreMetaRecord.extend({
    */
   live: z.object({
     inStep: z.boolean().nullable(),
-    differences: z.array(z.object({ fieldMappingId: z.string(), side: z.enum(['left', 'right']) })),
+    differences: z.array(z.object({ fieldMappingId: Uuid, side: z.enum(['left', 'right']) })),
     why: z.string().nullable(),
   }),
 });
 
 export const RecordHistoryEntry = z.object({
   id: z.string(),
-  syncLogId: z.string(),
+  syncLogId: Uuid,
   side: z.enum(['left', 'right']),
   operation: z.enum(['create', 'update', 'delete']),
   remoteId: z.string().nullable(),
@@ -207,5 +239,5 @@ export const RecordHistoryEntry = z.object({
   after: z.unknown().nullable(),
   /** 1, or the size of the batch of creates this record was created in. */
   recordCount: z.number().int(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoTimestamp, Uuid } from './formats';
 
 export const SyncPreviewStatus = z.enum([
   'new',
@@ -85,13 +86,13 @@ export function stepOfStatus(status: SyncPreviewStatus): 'scan' | 'merge' | 'pre
 }
 
 export const SyncPreview = z.object({
-  id: z.string(),
+  id: Uuid,
   status: SyncPreviewStatus,
-  coreBaseId: z.string(),
+  coreBaseId: Uuid,
   coreTableIds: z.array(z.string()),
-  trackingId: z.string().nullable(),
+  trackingId: Uuid.nullable(),
   summary: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimestamp,
+  updatedAt: IsoTimestamp,
 });
 export type SyncPreview = z.infer<typeof SyncPreview>;

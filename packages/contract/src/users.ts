@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EmailAddress, IsoTimestamp } from './formats';
 
 /**
  * Subscription status: active, trialing and past_due (a payment failed; usable for a grace period)
@@ -28,8 +29,8 @@ export type ExperimentFlags = z.infer<typeof ExperimentFlags>;
 export const ProductUser = z.object({
   id: z.string(),
   intercomHash: z.string(),
-  createdAt: z.string(),
-  mostRecentEmail: z.string(),
+  createdAt: IsoTimestamp,
+  mostRecentEmail: EmailAddress,
   experimentFlags: ExperimentFlags,
   subscription: Subscription,
 });
@@ -37,10 +38,15 @@ export const ProductUser = z.object({
 export const CurrentUser = z.object({
   id: z.string(),
   displayName: z.string(),
-  email: z.string(),
+  email: EmailAddress,
   role: z.enum(['user', 'staff']),
   impersonatedBy: z.string().nullable(),
-  identityUser: z.object({ id: z.string(), email: z.string(), name: z.string(), emailVerified: z.boolean() }),
+  identityUser: z.object({
+    id: z.string(),
+    email: EmailAddress,
+    name: z.string(),
+    emailVerified: z.boolean(),
+  }),
   lockstepUser: ProductUser,
 });
 export type CurrentUser = z.infer<typeof CurrentUser>;
@@ -56,9 +62,9 @@ export type LimitData = z.infer<typeof LimitData>;
 export const UserSummary = z.object({
   id: z.string(),
   displayName: z.string(),
-  email: z.string(),
+  email: EmailAddress,
   role: z.enum(['user', 'staff']),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
   subscription: Subscription,
 });
 export type UserSummary = z.infer<typeof UserSummary>;

@@ -66,6 +66,7 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
     posthogHost: analyticsHost(ctx.config),
     supportChat: ctx.config.supportChat,
   });
+  const staffOnly = new Set<string>();
   await app.register(fastifySwagger, {
     openapi: {
       info: {
@@ -84,25 +85,53 @@ export async function buildApp(ctx: AppContext, options: { logStream?: { write(l
       },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
-    // Operation ids, the shared error envelope, servers and how to get a token (openapi-contract.ts).
+    transform: (input) => {
+      // Routes only staff may call (config.staff) say so in their description.
+      if (input.route.config?.staff === true)
+        for (const method of [input.route.method].flat())
+          staffOnly.add(`${method.toLowerCase()} ${input.url.replace(/:(\w+)/g, '{$1}')}`);
+      return jsonSchemaTransform(input);
+    },
+    // Operation ids, the shared error envelope, servers, how to get a token, descriptions and
+    // examples (openapi-contract.ts, openapi-examples.ts).
     transformObject: (document) =>
       'openapiObject' in document
         ? (completeOpenApiDocument(structuredClone(document.openapiObject) as never, {
             publicUrl: ctx.config.publicUrl,
+            staffOnly,
           }) as typeof document.openapiObject)
         : document.swaggerObject,
   });
   // The docs page runs inline scripts: it sends its own policy, with their hashes, on its routes.
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true });
 
-  app.get('/health', { schema: { tags: ['public'], security: [] } }, async () => {
-    await ctx.pool.query('select 1');
-    return { status: 'ok' };
-  });
-  app.get('/api/hello', { schema: { tags: ['public'], security: [] } }, async () => ({
-    message: 'Hello from Lockstep',
-  }));
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['public'],
+        security: [],
+        summary: 'Liveness and database check: ok while the server reaches its database',
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
+    async () => {
+      await ctx.pool.query('select 1');
+      return { status: 'ok' as const };
+    },
+  );
+  app.get(
+    '/api/hello',
+    {
+      schema: {
+        tags: ['public'],
+        security: [],
+        summary: 'A fixed greeting, to check that the API answers at all',
+        response: { 200: z.object({ message: z.string() }) },
+      },
+    },
+    async () => ({ message: 'Hello from Lockstep' }),
+  );
   app.get(
     '/api/config',
     {

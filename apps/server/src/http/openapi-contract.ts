@@ -1,5 +1,6 @@
 import { ErrorEnvelope } from '@lockstep/contract';
 import { z } from 'zod';
+import { DESCRIPTIONS, EXAMPLES, errorExample, exampleOf, whoMayCall } from './openapi-examples';
 
 /**
  * The served OpenAPI document made into a contract a client can be generated from: every operation
@@ -9,11 +10,14 @@ import { z } from 'zod';
  */
 
 type Schema = Record<string, unknown>;
+type Media = { required?: boolean; content?: Record<string, { schema?: unknown; example?: unknown }> };
 type Operation = {
   operationId?: string;
   security?: unknown[];
-  parameters?: { in?: string }[];
+  parameters?: { in?: string; deprecated?: boolean; schema?: { deprecated?: boolean } }[];
+  requestBody?: Media;
   responses?: Record<string, unknown>;
+  summary?: string;
   description?: string;
 };
 type Document = {
@@ -64,7 +68,10 @@ export function operationIdOf(method: string, path: string): string {
   return `${method.toLowerCase()}${parts.join('') || 'Root'}`;
 }
 
-/** `nullable` without a `type` is invalid in OpenAPI 3.0; an untyped schema already admits null. */
+/**
+ * `nullable` without a `type` is invalid in OpenAPI 3.0 (an untyped schema already admits null), and
+ * a nullable enum must list null among its values.
+ */
 function dropUntypedNullable(node: unknown): void {
   if (Array.isArray(node)) {
     for (const item of node) dropUntypedNullable(item);
@@ -73,6 +80,9 @@ function dropUntypedNullable(node: unknown): void {
   if (!node || typeof node !== 'object') return;
   const schema = node as Schema;
   if (schema.nullable === true && schema.type === undefined) delete schema.nullable;
+  // OpenAPI 3.0.3: `nullable` does not widen an `enum`; a nullable enum lists null itself.
+  if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null))
+    schema.enum.push(null);
   for (const value of Object.values(schema)) dropUntypedNullable(value);
 }
 
@@ -179,7 +189,27 @@ const AUTH_PATHS: Record<string, Record<string, Operation & Schema>> = {
   },
 };
 
-export function completeOpenApiDocument(doc: Document, options: { publicUrl: string }): Document {
+/** The example of a JSON body: the hand-written one over the one made from its schema. */
+function withExample(
+  media: Media | undefined,
+  written: unknown,
+  components: Record<string, unknown>,
+  request = false,
+): void {
+  const json = media?.content?.['application/json'];
+  if (!json || json.example !== undefined) return;
+  const made = exampleOf(json.schema, components, { request });
+  const both = [made, written].every((v) => v && typeof v === 'object' && !Array.isArray(v));
+  const example = both ? { ...(made as object), ...(written as object) } : (written ?? made);
+  if (example !== undefined) json.example = example;
+}
+
+const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
+
+export function completeOpenApiDocument(
+  doc: Document,
+  options: { publicUrl: string; staffOnly?: ReadonlySet<string> },
+): Document {
   doc.paths = { ...doc.paths, ...structuredClone(AUTH_PATHS) };
   doc.info = { ...doc.info, description: `${doc.info?.description ?? ''}\n\n${TOKEN_HOW_TO}`.trim() };
   doc.servers = [{ url: options.publicUrl, description: 'This Lockstep server' }];
@@ -187,12 +217,21 @@ export function completeOpenApiDocument(doc: Document, options: { publicUrl: str
     ...doc.components,
     schemas: {
       ...doc.components?.schemas,
-      ErrorEnvelope: z.toJSONSchema(ErrorEnvelope, { target: 'openapi-3.0' }),
+      ErrorEnvelope: {
+        ...z.toJSONSchema(ErrorEnvelope, { target: 'openapi-3.0' }),
+        example: errorExample('404'),
+      },
     },
   };
-  const envelope = (status: string) => ({
+  const components = (doc.components.schemas ?? {}) as Record<string, unknown>;
+  const envelope = (status: string, path: string) => ({
     description: ERROR_TEXT[status],
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+        example: errorExample(status, path),
+      },
+    },
   });
   const seen = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -208,7 +247,20 @@ export function completeOpenApiDocument(doc: Document, options: { publicUrl: str
         ? ['400', '429', '500']
         : ['400', '401', '403', ...(hasPathId ? ['404'] : []), '429', '500'];
       op.responses = { ...op.responses };
-      for (const status of statuses) op.responses[status] ??= envelope(status);
+      for (const status of statuses) op.responses[status] ??= envelope(status, path);
+      const text = op.description ?? op.summary ?? DESCRIPTIONS[id];
+      op.summary ??= DESCRIPTIONS[id];
+      if (text) {
+        const staff = options.staffOnly?.has(`${method} ${path}`) ?? false;
+        op.description = `${sentence(text)} ${whoMayCall(method, { isPublic, staff })}`;
+      }
+      const written = EXAMPLES[id];
+      withExample(op.requestBody, written?.request, components, true);
+      for (const [status, answer] of Object.entries(op.responses))
+        withExample(answer as Media, status.startsWith('2') ? written?.response : undefined, components);
+      // A deprecated query parameter (the JSON filters) says so on the parameter too.
+      for (const parameter of op.parameters ?? [])
+        if (parameter.schema?.deprecated) parameter.deprecated = true;
     }
   }
   dropUntypedNullable(doc.paths);

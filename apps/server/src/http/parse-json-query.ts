@@ -46,3 +46,29 @@ export function parseJsonQuery<T extends z.ZodType>(
   }
   return parsed.data;
 }
+
+/**
+ * A list's filters from both forms: the typed query parameters (already checked by the route's
+ * schema) and the deprecated JSON parameter `name` (checked here against `schema`). A filter given
+ * both ways is a 400, so neither silently wins.
+ */
+export function mergeFilters<T extends z.ZodType>(
+  name: string,
+  raw: string | undefined,
+  typed: Partial<z.infer<T>>,
+  schema: T,
+  example: string,
+): Partial<z.infer<T>> {
+  const fromJson = parseJsonQuery(name, raw, schema, example) as Record<string, unknown>;
+  const given = Object.fromEntries(Object.entries(typed).filter(([, v]) => v !== undefined));
+  const twice = Object.keys(given).filter((key) => fromJson[key] !== undefined);
+  if (twice.length) {
+    throw new HttpError(
+      400,
+      `Filter given twice: ${twice.join(', ')}`,
+      `Give ${twice.join(', ')} once: as a query parameter or inside ${name}, not both.`,
+      'validation',
+    );
+  }
+  return { ...fromJson, ...given } as Partial<z.infer<T>>;
+}

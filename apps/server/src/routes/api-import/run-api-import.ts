@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
@@ -13,7 +14,7 @@ export function runApiImportNow(app: RestApp, ctx: AppContext) {
         tags: ['api-import'],
         summary: 'Run a saved API import now; its progress is at /rest/progress/{trackingId}',
         params: ApiImportParams,
-        response: { 202: z.object({ trackingId: z.string() }) },
+        response: { 202: z.object({ trackingId: Uuid }) },
       },
     },
     async (request, reply) => {

@@ -1,3 +1,4 @@
+import { AbsoluteUrl, IsoTimestamp } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
@@ -24,8 +25,8 @@ export function expectNotionHandshake(app: RestApp, ctx: AppContext) {
         params: ConnectionParams,
         response: {
           200: z.object({
-            webhookUrl: z.string(),
-            expectingUntil: z.string(),
+            webhookUrl: AbsoluteUrl,
+            expectingUntil: IsoTimestamp,
           }),
         },
       },

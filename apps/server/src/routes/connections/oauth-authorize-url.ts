@@ -1,4 +1,4 @@
-import { ConnectorType, connectorDisplayName } from '@lockstep/contract';
+import { AbsoluteUrl, ConnectorType, connectorDisplayName } from '@lockstep/contract';
 import { z } from 'zod';
 import { ConnectionProblem } from '../../connectors/connector-port';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
@@ -25,7 +25,7 @@ export function oauthAuthorizeUrl(app: RestApp, ctx: AppContext) {
         summary: "The app's authorize URL for a PKCE sign-in in a popup",
         params: z.object({ connectorType: ConnectorType }),
         body: Body,
-        response: { 200: z.object({ url: z.string() }) },
+        response: { 200: z.object({ url: AbsoluteUrl }) },
       },
     },
     async (request) => {

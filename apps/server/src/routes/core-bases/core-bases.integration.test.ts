@@ -141,6 +141,42 @@ describe('core bases (syncs)', () => {
     );
   });
 
+  it('filters the list with typed query parameters the same as with the JSON filter', async () => {
+    const u = await userWithPlan('typed-filter@cb.test', 'pro');
+    const ids: string[] = [];
+    for (const name of ['Orders', 'Order lines', 'Contacts'])
+      ids.push((await call('POST', '/rest/core-bases', u, { name })).json().id);
+    await call('PATCH', `/rest/core-bases/${ids[1]}`, u, { pinned: true });
+    const names = async (query: string) => {
+      const res = await call('GET', `/rest/core-bases?${query}`, u);
+      expect(res.statusCode, query).toBe(200);
+      return res.json().items.map((b: { name: string }) => b.name);
+    };
+    const viaJson = (filter: object) => `filter=${encodeURIComponent(JSON.stringify(filter))}`;
+    expect(await names('name=order')).toEqual(['Order lines', 'Orders']);
+    expect(await names('name=order')).toEqual(await names(viaJson({ name: 'order' })));
+    expect(await names('name=order&pinned=false')).toEqual(['Orders']);
+    expect(await names('name=order&pinned=false')).toEqual(
+      await names(viaJson({ name: 'order', pinned: false })),
+    );
+    expect(await names('pinned=true')).toEqual(await names(viaJson({ pinned: true })));
+    expect(await names('syncState=off')).toEqual(await names(viaJson({ syncState: 'off' })));
+    expect(await names('syncState=on')).toEqual([]);
+    // The two forms combine, but one filter may not be given both ways.
+    expect(await names(`pinned=true&${viaJson({ name: 'order' })}`)).toEqual(['Order lines']);
+    const twice = await call('GET', `/rest/core-bases?name=a&${viaJson({ name: 'b' })}`, u);
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json().response.userFacingMessage).toMatch(/Give name once/);
+    // A bad typed value is a 400 in the envelope, naming the parameter.
+    const bad = await call('GET', '/rest/core-bases?syncState=sometimes', u);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().response.userFacingMessage.join(' ')).toMatch(/querystring\.syncState/);
+    expect((await call('GET', '/rest/core-bases?pinned=maybe', u)).statusCode).toBe(400);
+    // Another user's filter finds none of this user's syncs.
+    const other = await userWithPlan('typed-filter-other@cb.test');
+    expect((await call('GET', '/rest/core-bases?name=order', other)).json().total).toBe(0);
+  });
+
   it("keeps another user's sync invisible (404) and unchangeable", async () => {
     const owner = await userWithPlan('owner@cb.test');
     const other = await userWithPlan('intruder@cb.test');

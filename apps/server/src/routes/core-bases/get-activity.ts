@@ -1,3 +1,4 @@
+import { IsoDate } from '@lockstep/contract';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
@@ -6,7 +7,7 @@ import { CoreBaseIdParams } from './params';
 
 const Day = z.object({
   /** The day in the asked time zone, YYYY-MM-DD. */
-  day: z.string(),
+  day: IsoDate,
   createdLeft: z.number().int(),
   createdRight: z.number().int(),
   updatedLeft: z.number().int(),

@@ -1,10 +1,11 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findCoreBase } from '../../services/core-bases';
 import { CoreBaseIdParams } from './params';
 
 const TableDrift = z.object({
-  tableMappingId: z.string(),
+  tableMappingId: Uuid,
   linked: z.number().int(),
   onlyLeft: z.number().int(),
   onlyRight: z.number().int(),

@@ -1,4 +1,4 @@
-import { Paged, PageQuery } from '@lockstep/contract';
+import { IsoTimestamp, Paged, PageQuery, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findCoreBase } from '../../services/core-bases';
@@ -6,10 +6,10 @@ import { CoreBaseIdParams } from './params';
 
 const DisabledRecord = z.object({
   id: z.string(),
-  tableMappingId: z.string().nullable(),
+  tableMappingId: Uuid.nullable(),
   leftRemoteId: z.string().nullable(),
   rightRemoteId: z.string().nullable(),
-  updatedAt: z.string(),
+  updatedAt: IsoTimestamp,
 });
 
 export function getSyncDisabledRecords(app: RestApp, ctx: AppContext) {

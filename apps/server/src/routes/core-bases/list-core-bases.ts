@@ -1,12 +1,20 @@
-import { CoreBase, CoreBaseListFilter, DetailLevel, Paged, PageQuery } from '@lockstep/contract';
-import { z } from 'zod';
+import {
+  CoreBase,
+  CoreBaseListFilter,
+  CoreBaseListFilterQuery,
+  DeprecatedJsonFilters,
+  DetailLevel,
+  Paged,
+  PageQuery,
+} from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { parseJsonQuery } from '../../http/parse-json-query';
+import { mergeFilters } from '../../http/parse-json-query';
 import { toCoreBase } from '../../services/core-bases';
 
 const ListQuery = PageQuery.extend({
   detailLevel: DetailLevel.default('basic'),
-  filter: z.string().max(2000).optional(),
+  ...CoreBaseListFilterQuery.shape,
+  filter: DeprecatedJsonFilters('{"syncState":"on"}'),
 });
 
 export function listCoreBases(app: RestApp, ctx: AppContext) {
@@ -22,8 +30,14 @@ export function listCoreBases(app: RestApp, ctx: AppContext) {
     },
     async (request) => {
       const { userId } = principalOf(request);
-      const { skip, take, detailLevel } = request.query;
-      const filter = parseJsonQuery('filter', request.query.filter, CoreBaseListFilter, '{"syncState":"on"}');
+      const { skip, take, detailLevel, filter: json, pinned, ...typed } = request.query;
+      const filter = mergeFilters(
+        'filter',
+        json,
+        { ...typed, pinned: pinned === undefined ? undefined : pinned === 'true' },
+        CoreBaseListFilter,
+        '{"syncState":"on"}',
+      );
       let q = ctx.db.selectFrom('core_base').where('owner_id', '=', userId);
       if (filter.name)
         q = q.where('name', 'ilike', `%${filter.name.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`);

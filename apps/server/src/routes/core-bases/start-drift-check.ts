@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { HttpError } from '../../http/http-error';
@@ -26,7 +27,7 @@ export function startDriftCheck(app: RestApp, ctx: AppContext) {
           'Reads linked pairs from both apps (all of them, or a random sample per table pair), lets a run carry the changes already signalled, and opens a `drift` issue for each record whose values still differ from what Lockstep last synced. Follow the tracker at GET /rest/progress/{trackingId}; its result has per table pair what was checked and found.',
         params: CoreBaseIdParams,
         body: Body,
-        response: { 202: z.object({ trackingId: z.string() }) },
+        response: { 202: z.object({ trackingId: Uuid }) },
       },
     },
     async (request, reply) => {

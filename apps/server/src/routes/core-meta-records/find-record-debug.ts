@@ -1,4 +1,4 @@
-import { CoreMetaRecord, SyncError } from '@lockstep/contract';
+import { CoreMetaRecord, SyncError, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, type RestApp, requireStaff } from '../../http/context';
 import { notFound } from '../../http/http-error';
@@ -27,7 +27,7 @@ export function findRecordDebug(app: RestApp, ctx: AppContext) {
         }),
         response: {
           200: z.object({
-            coreBaseId: z.string(),
+            coreBaseId: Uuid,
             side: z.enum(['left', 'right']),
             items: z.array(CoreMetaRecord),
             issues: z.array(SyncError),

@@ -1,11 +1,11 @@
-import { NIL_ID, Paged, PageQuery } from '@lockstep/contract';
+import { IsoTimestamp, NIL_ID, Paged, PageQuery, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp, requireStaff } from '../../http/context';
 import { findExternalBase } from '../../services/external-bases';
 import { JOB_STATES, listJobsOfSync } from '../../services/job-viewer';
 
 export const JobView = z.object({
-  id: z.string(),
+  id: Uuid,
   name: z.string(),
   state: z.enum(JOB_STATES),
   data: z.unknown(),
@@ -14,10 +14,10 @@ export const JobView = z.object({
   output: z.unknown(),
   priority: z.number().int(),
   singletonKey: z.string().nullable(),
-  createdOn: z.string(),
-  startAfter: z.string(),
-  startedOn: z.string().nullable(),
-  completedOn: z.string().nullable(),
+  createdOn: IsoTimestamp,
+  startAfter: IsoTimestamp,
+  startedOn: IsoTimestamp.nullable(),
+  completedOn: IsoTimestamp.nullable(),
   durationMs: z.number().int().nullable(),
 });
 
@@ -40,7 +40,7 @@ export function listJobs(app: RestApp, ctx: AppContext) {
         }),
         response: {
           200: Paged(JobView).extend({
-            coreBaseId: z.string(),
+            coreBaseId: Uuid,
             byState: z.record(z.enum(JOB_STATES), z.number().int()),
           }),
         },

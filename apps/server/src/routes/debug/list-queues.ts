@@ -1,3 +1,4 @@
+import { IsoTimestamp } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, type RestApp, requireStaff } from '../../http/context';
 import { queueOverview } from '../../services/queue-overview';
@@ -12,7 +13,7 @@ const Queue = z.object({
   cancelled: z.number().int(),
   completedLastHour: z.number().int(),
   failedLastHour: z.number().int(),
-  oldestWaitingAt: z.string().nullable(),
+  oldestWaitingAt: IsoTimestamp.nullable(),
 });
 
 export function listQueues(app: RestApp, ctx: AppContext) {

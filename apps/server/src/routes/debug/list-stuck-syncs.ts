@@ -1,3 +1,4 @@
+import { IsoTimestamp, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, type RestApp, requireStaff } from '../../http/context';
 import { findStuckRuns } from '../../jobs/reap-stuck-syncs';
@@ -15,11 +16,11 @@ export function listStuckSyncs(app: RestApp, ctx: AppContext) {
           200: z.object({
             items: z.array(
               z.object({
-                syncLogId: z.string(),
-                coreBaseId: z.string(),
+                syncLogId: Uuid,
+                coreBaseId: Uuid,
                 ownerId: z.string(),
                 trigger: z.string(),
-                startedAt: z.string(),
+                startedAt: IsoTimestamp,
               }),
             ),
           }),

@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, type RestApp, requireStaff } from '../../http/context';
 import { notFound } from '../../http/http-error';
@@ -18,7 +19,7 @@ export function restartStuckSync(app: RestApp, ctx: AppContext) {
         tags: ['debug', 'staff'],
         summary: 'End a stuck run and queue its sync again (staff)',
         params: z.object({ syncLogId: z.string().uuid('must be a run id (a UUID)') }),
-        response: { 200: z.object({ coreBaseId: z.string(), queued: z.boolean() }) },
+        response: { 200: z.object({ coreBaseId: Uuid, queued: z.boolean() }) },
       },
     },
     async (request) => {

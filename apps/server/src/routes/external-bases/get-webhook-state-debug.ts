@@ -1,3 +1,4 @@
+import { IsoTimestamp, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import {
@@ -23,7 +24,7 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
         params: ExternalBaseParams,
         response: {
           200: z.object({
-            externalBaseId: z.string(),
+            externalBaseId: Uuid,
             type: z.string(),
             mechanism: RealTimeMechanism,
             syncState: z.enum(['on', 'off']),
@@ -44,19 +45,19 @@ export function getWebhookStateDebug(app: RestApp, ctx: AppContext) {
               .nullable(),
             tables: z.array(
               z.object({
-                externalTableId: z.string(),
+                externalTableId: Uuid,
                 remoteId: z.string(),
                 name: z.string(),
                 fullScanComplete: z.boolean(),
                 cursorMode: z.string().nullable(),
                 cursorChangeId: z.string().nullable(),
-                cursorUpdatedAt: z.string().nullable(),
+                cursorUpdatedAt: IsoTimestamp.nullable(),
                 latestChangeId: z.string().nullable(),
-                lastChangeAt: z.string().nullable(),
+                lastChangeAt: IsoTimestamp.nullable(),
                 pendingChanges: z.number().int().nullable(),
               }),
             ),
-            checkedAt: z.string(),
+            checkedAt: IsoTimestamp,
             error: z.string().nullable(),
           }),
         },

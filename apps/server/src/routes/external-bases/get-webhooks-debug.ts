@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import {
@@ -26,7 +27,7 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
         params: ExternalBaseParams,
         response: {
           200: z.object({
-            externalBaseId: z.string(),
+            externalBaseId: Uuid,
             type: z.string(),
             webhooksEnabled: z.boolean(),
             mechanism: RealTimeMechanism,
@@ -35,7 +36,7 @@ export function getWebhooksDebug(app: RestApp, ctx: AppContext) {
             listened: z.boolean(),
             tables: z.array(
               z.object({
-                externalTableId: z.string(),
+                externalTableId: Uuid,
                 remoteId: z.string(),
                 name: z.string(),
                 triggerInstalled: z.boolean().nullable(),

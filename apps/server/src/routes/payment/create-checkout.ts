@@ -1,3 +1,4 @@
+import { AbsoluteUrl } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { startCheckout } from '../../services/billing';
@@ -7,7 +8,7 @@ export const CheckoutBody = z.strictObject({
   rewardfulReferral: z.string().max(200).optional(),
 });
 
-export const PaymentUrl = z.object({ url: z.string() });
+export const PaymentUrl = z.object({ url: AbsoluteUrl });
 
 /** POST /payment/checkout/{productType} (spec section 7): Stripe Checkout for a plan. */
 export function createCheckout(app: RestApp, ctx: AppContext) {

@@ -1,4 +1,4 @@
-import { Paged, PageQuery } from '@lockstep/contract';
+import { IsoTimestamp, Paged, PageQuery, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, canAccessOwner, principalOf, type RestApp } from '../../http/context';
 import { HttpError, notFound } from '../../http/http-error';
@@ -7,13 +7,13 @@ import { findCoreBase } from '../../services/core-bases';
 import { rescanTablesOf } from '../../services/rescan';
 
 const Approval = z.object({
-  id: z.string(),
-  coreMetaRecordId: z.string(),
+  id: Uuid,
+  coreMetaRecordId: Uuid,
   side: z.string(),
   remoteId: z.string().nullable(),
   reason: z.string(),
   status: z.enum(['pending', 'approved', 'rejected']),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });
 
 /** The delete approval queue of a sync with delete protection: list, approve (delete it), reject (restore it). */

@@ -1,4 +1,4 @@
-import { Paged, PageQuery, Side } from '@lockstep/contract';
+import { IsoTimestamp, Paged, PageQuery, Side, Uuid } from '@lockstep/contract';
 import type { Shadow } from '@lockstep/engine';
 import { sql } from 'kysely';
 import { z } from 'zod';
@@ -9,12 +9,12 @@ import { findCoreBase } from '../../services/core-bases';
 import { rescanTablesOf } from '../../services/rescan';
 
 const Conflict = z.object({
-  id: z.string(),
-  coreMetaRecordId: z.string(),
-  columnMappingId: z.string().nullable(),
+  id: Uuid,
+  coreMetaRecordId: Uuid,
+  columnMappingId: Uuid.nullable(),
   left: z.unknown(),
   right: z.unknown(),
-  createdAt: z.string(),
+  createdAt: IsoTimestamp,
 });
 
 /** Conflicts held for review (conflict review on a table pair): list them, and choose the side that wins. */

@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { PRIORITY, requestSyncRun } from '../../jobs/sync-run';
@@ -6,7 +7,7 @@ import { assertPlanAllows } from '../../services/plan-guard';
 import { findSyncError } from '../../services/sync-errors';
 import { SyncErrorParams } from './get-sync-error';
 
-const RetryResponse = z.object({ retried: z.number().int(), coreBaseIds: z.array(z.string()) });
+const RetryResponse = z.object({ retried: z.number().int(), coreBaseIds: z.array(Uuid) });
 
 /**
  * Marks open issues as retrying and queues a run of each affected sync; the run retries those

@@ -1,4 +1,4 @@
-import { Paged, PageQuery, SyncError } from '@lockstep/contract';
+import { Paged, PageQuery, SyncError, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, type RestApp, requireStaff } from '../../http/context';
 import { listJobsOfPreview } from '../../services/job-viewer';
@@ -26,10 +26,10 @@ export function listPreviewSyncErrors(app: RestApp, ctx: AppContext) {
         querystring: PageQuery,
         response: {
           200: Paged(SyncError).extend({
-            previewId: z.string(),
+            previewId: Uuid,
             jobErrors: z.array(
               z.object({
-                jobId: z.string(),
+                jobId: Uuid,
                 step: z.string().nullable(),
                 state: z.string(),
                 retryCount: z.number().int(),

@@ -1,8 +1,7 @@
-import { Paged, PageQuery, SyncErrorCause, SyncErrorFilters } from '@lockstep/contract';
+import { Paged, SyncErrorCause, SyncErrorFilters, SyncErrorListQuery } from '@lockstep/contract';
 import { sql } from 'kysely';
-import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { parseJsonQuery } from '../../http/parse-json-query';
+import { mergeFilters } from '../../http/parse-json-query';
 import { filteredSyncErrors } from '../../services/sync-errors';
 
 /**
@@ -17,14 +16,14 @@ export function listSyncErrorCauses(app: RestApp, ctx: AppContext) {
       schema: {
         tags: ['sync-errors'],
         summary: 'Issues grouped by cause (sync, code, side, table pair, message) with counts, largest first',
-        querystring: PageQuery.extend({ filters: z.string().max(2000).optional() }),
+        querystring: SyncErrorListQuery,
         response: { 200: Paged(SyncErrorCause) },
       },
     },
     async (request) => {
       const principal = principalOf(request);
-      const { skip, take } = request.query;
-      const filters = parseJsonQuery('filters', request.query.filters, SyncErrorFilters, '{"status":"open"}');
+      const { skip, take, filters: json, ...typed } = request.query;
+      const filters = mergeFilters('filters', json, typed, SyncErrorFilters, '{"status":"open"}');
       const tableMapping = sql<string | null>`details->>'tableMappingId'`;
       const grouped = (await filteredSyncErrors(ctx, principal, filters))
         .select((eb) => [

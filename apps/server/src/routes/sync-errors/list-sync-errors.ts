@@ -1,7 +1,6 @@
-import { Paged, PageQuery, SyncError, SyncErrorFilters } from '@lockstep/contract';
-import { z } from 'zod';
+import { Paged, SyncError, SyncErrorFilters, SyncErrorListQuery } from '@lockstep/contract';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
-import { parseJsonQuery } from '../../http/parse-json-query';
+import { mergeFilters } from '../../http/parse-json-query';
 import { filteredSyncErrors, toSyncError } from '../../services/sync-errors';
 
 export function listSyncErrors(app: RestApp, ctx: AppContext) {
@@ -11,20 +10,15 @@ export function listSyncErrors(app: RestApp, ctx: AppContext) {
       schema: {
         tags: ['sync-errors'],
         summary:
-          'Issues (sync errors), newest first, paged; filters as JSON (coreBaseId, status, code, side, message, search, tableMappingId)',
-        querystring: PageQuery.extend({ filters: z.string().max(2000).optional() }),
+          'Issues (sync errors), newest first, paged; filter by coreBaseId, status, code, side, message, search, tableMappingId',
+        querystring: SyncErrorListQuery,
         response: { 200: Paged(SyncError) },
       },
     },
     async (request) => {
       const principal = principalOf(request);
-      const { skip, take } = request.query;
-      const filters = parseJsonQuery(
-        'filters',
-        request.query.filters,
-        SyncErrorFilters,
-        '{"coreBaseId":"…"}',
-      );
+      const { skip, take, filters: json, ...typed } = request.query;
+      const filters = mergeFilters('filters', json, typed, SyncErrorFilters, '{"coreBaseId":"…"}');
       const q = await filteredSyncErrors(ctx, principal, filters);
       const [rows, total] = await Promise.all([
         q.selectAll().orderBy('updated_at', 'desc').orderBy('id').offset(skip).limit(take).execute(),

@@ -1,3 +1,4 @@
+import { Uuid } from '@lockstep/contract';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
@@ -5,7 +6,7 @@ import { findSyncPreview } from '../../services/sync-previews';
 import { PreviewParams } from './params';
 
 const TableProgress = z.object({
-  tableMappingId: z.string(),
+  tableMappingId: Uuid,
   /** Records in step on both sides so far (matched pairs, then each record created). */
   done: z.number().int(),
   /** Records the applied preview puts in step: every left record, and the right ones it creates on the left. */

@@ -1,4 +1,4 @@
-import { Paged, PageQuery } from '@lockstep/contract';
+import { Paged, PageQuery, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findSyncPreview } from '../../services/sync-previews';
@@ -6,7 +6,7 @@ import { PreviewParams } from './params';
 
 const Problem = z.object({
   id: z.number(),
-  tableMappingId: z.string().nullable(),
+  tableMappingId: Uuid.nullable(),
   kind: z.string(),
   message: z.string(),
   details: z.record(z.string(), z.unknown()),

@@ -1,11 +1,11 @@
-import { Paged, PageQuery } from '@lockstep/contract';
+import { Paged, PageQuery, Uuid } from '@lockstep/contract';
 import { z } from 'zod';
 import { type AppContext, principalOf, type RestApp } from '../../http/context';
 import { findSyncPreview } from '../../services/sync-previews';
 import { PreviewParams } from './params';
 
 const PreviewRecord = z.object({
-  externalTableId: z.string(),
+  externalTableId: Uuid,
   side: z.enum(['left', 'right']),
   remoteId: z.string(),
   fields: z.record(z.string(), z.unknown()),
