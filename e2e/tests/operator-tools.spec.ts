@@ -21,6 +21,8 @@ test('staff see every job queue with the workers alive, and the stuck runs; a us
   // The spec's own paths for the staff pages.
   await staffPage.goto('/flags');
   await expect(staffPage.getByLabel('Find a user')).toBeVisible();
+  await staffPage.goto('/users');
+  await expect(staffPage.getByPlaceholder('Search by email or name')).toBeVisible();
 
   const userPage = await (await browser.newContext()).newPage();
   await setSkipPaywall(userPage, true);
