@@ -260,8 +260,12 @@ describe('Google Sheets connector specifics', () => {
     // Every row that still exists and existed when its position was passed was read.
     const missing = present.filter((id) => !ids.includes(id as string));
     expect(missing).toEqual([]);
-    // The shift was found in the page's own answer (the window overlaps the previous page's last row).
-    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(pages);
+    // The shift was found in the page's own answer (the window overlaps the previous page's last row):
+    // one read per page, besides the one check read of each page that gave its new rows ids (the
+    // ids written through the tags, one request per such page).
+    const idWrites = sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` });
+    expect(idWrites).toBeGreaterThan(0);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(pages + idWrites);
   });
 
   it('starts the pass over when the previous page’s last row is gone or moved far, still reading each row once', async () => {
@@ -406,14 +410,16 @@ describe('Google Sheets connector specifics', () => {
       [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 1 + 3,
     });
     // A scan: one request per page (the schema comes with the first), and the page that reaches the
-    // end of the data ends the pass. The seeded rows get their ids on this pass (one tagging request).
+    // end of the data ends the pass. The seeded rows get their ids on this pass, through tags: the
+    // tag, the check, the write through the tags and the untag.
     sim.requestLog.reset();
     const first = await readAll(connector, '0', null, 100);
     expect(first.records).toHaveLength(40 + rows);
     expect(first.pages).toHaveLength(5);
     expect(sim.requestLog.byPath()).toEqual({
-      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 5,
-      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 1,
+      [`POST /v4/spreadsheets/${ss}:getByDataFilter`]: 5 + 1,
+      [`POST /v4/spreadsheets/${ss}:batchUpdate`]: 2,
+      [`POST /v4/spreadsheets/${ss}/values:batchUpdateByDataFilter`]: 1,
     });
     // A quiet incremental pass reads growing windows until the end: a few requests, nothing written.
     sim.requestLog.reset();
@@ -804,6 +810,119 @@ describe('Google Sheets id column', () => {
 
   const writeTags = () => sim.state.rowsWithMetadata(ss, WRITE_TAG_KEY);
 
+  /** The ids sent to id cells through tags (values:batchUpdateByDataFilter bodies of reads). */
+  function idWrites(): string[] {
+    const ids: string[] = [];
+    hook(
+      (url, body) => {
+        if (url.includes('/values:batchUpdateByDataFilter'))
+          for (const d of JSON.parse(body).data as { values: unknown[][] }[])
+            ids.push(...(d.values[0] ?? []).filter((v): v is string => typeof v === 'string'));
+        return false;
+      },
+      1,
+      () => {},
+    );
+    return ids;
+  }
+
+  it('gives rows typed in their ids through tags: rows shifting before the id write move no id onto another row', async () => {
+    const first = await readAll(connector, '0', null, 100);
+    expect(first.records).toHaveLength(40);
+    const before = rowsById();
+    // A person types three rows between existing ones (empty id cells).
+    sim.insertRows(ss, 'Leads', 30, [['New C', 'c@example.com', 'Hooli', 'Lead']]);
+    sim.insertRows(ss, 'Leads', 12, [['New B', 'b@example.com', 'Hooli', 'Lead']]);
+    sim.insertRows(ss, 'Leads', 5, [['New A', 'a@example.com', 'Hooli', 'Lead']]);
+    const sent = idWrites();
+    sim.requestLog.reset();
+    // Between the page read and the first write a person types a row where New A was: the rows
+    // from there move down by one, so New A's place now holds that row (no id either, other
+    // cells), New B's and New C's the existing rows above them.
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 5, [['Typed during']]));
+    const next = await readAll(connector, '0', first.cursor, 100);
+    expect(next.deletedIds).toEqual([]);
+    expect(next.records.map((r) => r.fields.Name).sort()).toEqual(['New A', 'New B', 'New C']);
+    // Every existing row keeps its id and cells.
+    const after = rowsById();
+    for (const [id, row] of before) expect(after.get(id)).toEqual(row);
+    // Every new row carries the id the read reported for it.
+    const values = sim.values(ss, 'Leads') as unknown[][];
+    for (const r of next.records) expect(values[rowOf(sim, r.id)]?.[0]).toBe(r.fields.Name);
+    // No id written twice: each new id sent once, 43 distinct ids on 43 rows.
+    expect(sent.sort()).toEqual(next.records.map((r) => r.id).sort());
+    const ids = idRows(sim).map((r) => r.value);
+    expect(ids).toHaveLength(43);
+    expect(new Set(ids).size).toBe(43);
+    // The row typed during the read has no id yet, and no tag is left.
+    expect(values[5]).toEqual(['Typed during']);
+    expect(values[6]?.[0]).toBe('New A');
+    expect(writeTags()).toEqual([]);
+    // Page, tag (misplaced), check, tag again, check, write through the tags, untag; and one read
+    // of the row the grid grew by (the insert) past the end the page had read to.
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:getByDataFilter` })).toBe(3 + 1);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}:batchUpdate` })).toBe(3);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(1);
+    // The next read gives that row its id; nothing else changes.
+    const later = await readAll(connector, '0', next.cursor, 100);
+    expect(later.deletedIds).toEqual([]);
+    expect(later.records.map((r) => r.fields.Name)).toEqual(['Typed during']);
+    expect(new Set(idRows(sim).map((r) => r.value)).size).toBe(44);
+  });
+
+  it('gives a copied row a fresh id without touching the original’s when rows shift before the id write', async () => {
+    const scan = await readAll(connector, '0', null, 100);
+    const original = scan.records[10] as { id: string; fields: Fields };
+    const at = rowOf(sim, original.id);
+    const before = rowsById();
+    // Pasted right below the original, id cell included.
+    sim.insertRows(ss, 'Leads', at + 1, [sim.values(ss, 'Leads')[at] as unknown[]]);
+    const sent = idWrites();
+    // Between the page read and the first write the rows move down by one: the copy's place now
+    // holds the original (same cells, same id).
+    beforeFirstWrite(() => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
+    const next = await readAll(connector, '0', scan.cursor, 100);
+    expect(next.deletedIds).toEqual([]);
+    expect(next.records).toHaveLength(1);
+    const made = next.records[0] as { id: string; fields: Fields };
+    expect(made.id).not.toBe(original.id);
+    expect(made.fields).toEqual(original.fields);
+    expect(sent).toEqual([made.id]);
+    // The original keeps its id (one row down now); the copy below it carries the new one.
+    expect(rowOf(sim, original.id)).toBe(at + 1);
+    expect(rowOf(sim, made.id)).toBe(at + 2);
+    const after = rowsById();
+    for (const [id, row] of before) expect(after.get(id)).toEqual(row);
+    const ids = idRows(sim).map((r) => r.value);
+    expect(ids).toHaveLength(41);
+    expect(new Set(ids).size).toBe(41);
+    expect(writeTags()).toEqual([]);
+  });
+
+  it('leaves a new row without an id, and out of the page, while it keeps moving under its tag', async () => {
+    const first = await readAll(connector, '0', null, 100);
+    sim.insertRows(ss, 'Leads', 20, [['New row', 'n@example.com', 'Hooli', 'Lead']]);
+    const before = rowsById();
+    // Rows move down by one before each of the three tagging rounds.
+    beforeTagging(3, () => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
+    sim.requestLog.reset();
+    const next = await readAll(connector, '0', first.cursor, 100);
+    expect(next.records).toEqual([]);
+    expect(next.deletedIds).toEqual([]);
+    expect(rowsById()).toEqual(before);
+    expect(sim.requestLog.count({ path: `/v4/spreadsheets/${ss}/values:batchUpdateByDataFilter` })).toBe(0);
+    expect(writeTags()).toEqual([]);
+    // The next read gives it (and the rows typed meanwhile) an id.
+    const later = await readAll(connector, '0', next.cursor, 100);
+    expect(later.records.map((r) => r.fields.Name).sort()).toEqual([
+      'New row',
+      'Typed during',
+      'Typed during',
+      'Typed during',
+    ]);
+    expect(new Set(idRows(sim).map((r) => r.value)).size).toBe(44);
+  });
+
   it('lands updates on their rows, and on no other, when rows are inserted after the id-column read and again before the write', async () => {
     const { records } = await readAll(connector, '0', null, 100);
     const targets = [records[3], records[20], records[21], records[35]] as { id: string; fields: Fields }[];
@@ -903,6 +1022,7 @@ describe('Google Sheets id column', () => {
     const { records } = await readAll(connector, '0', null, 100);
     const target = records[20] as { id: string };
     const before = rowsById();
+    sim.requestLog.reset(); // the read wrote the rows' new ids through tags
     beforeTagging(3, () => sim.insertRows(ss, 'Leads', 1, [['Typed during']]));
     const [u] = await connector.write('0', [
       { kind: 'update', remoteId: target.id, fields: { Stage: 'Negotiation' }, idempotencyKey: 'u1' },

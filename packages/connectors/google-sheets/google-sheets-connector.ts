@@ -20,12 +20,26 @@
  *   with their effective values (the id cells among them), each row's developer metadata (legacy
  *   ids, write tags), and the sheet's grid size, all in one answer. The first page of a pass also
  *   asks for formulas and number formats and infers the schema again from it. Rows with an empty id
- *   cell get a new id, written per page in one batchUpdate, which also deletes the write tags the
- *   page found (left by a write that never finished). A row whose id another row already carries (a person copied a row)
- *   is confirmed against one read of the id column; the first row keeps the id, the copy becomes a
- *   new record with a fresh id. No change feed exists, so incremental reads re-read the sheet and
- *   diff each row against the hash the cursor kept from the previous pass; rows whose id disappeared
- *   are reported deleted at the end of a pass (deleteDetection full_scan). Each window starts a few
+ *   cell get a new id. A row whose id another row already carries (a person copied a row) is
+ *   confirmed against one read of the id column; the first row keeps the id, the copy becomes a
+ *   new record with a fresh id. New ids are never written by row number (a row moved into that
+ *   place in the meantime would get it, maybe over its own id): they go through write tags like
+ *   updates (see write, steps 1-4): the rows are tagged where the page read found them (value: the
+ *   new id), the check reads the id column with the rows around the tags whole (the snapshot), and
+ *   a tag holds only on a row with the cells the page read whose id cell is still empty (a copy:
+ *   still holds the copied id, on a row that is not the first carrying it). A misplaced tag is
+ *   deleted and its row looked for among the rows read whole (nearest first) and tagged again; after
+ *   3 rounds a row still moving gets no id now and is not in the page (it gets one on a later read).
+ *   The ids are written through the verified tags (values:batchUpdateByDataFilter, RAW, every other
+ *   cell null: left as it is), then one batchUpdate deletes the tags and the write tags the page
+ *   found (left by a write that never finished). A page with new rows costs 2 reads and 3 writes
+ *   (the page, tag, check, write, untag; was 1 and 1); each extra tagging round 1 read and 1 write
+ *   more, each further 400 new rows 1 read and 3 writes more (and a page with a copy the one read
+ *   of the id column that confirms it). A page without new rows costs its one read, plus one
+ *   batchUpdate when it found write tags to delete or legacy ids to move. No change feed exists,
+ *   so incremental reads re-read the sheet and diff each row against the hash the cursor kept from
+ *   the previous pass; rows whose id disappeared are reported deleted at the end of a pass
+ *   (deleteDetection full_scan). Each window starts a few
  *   rows above the previous page's last row: finding that row somewhere else in the same answer
  *   tells that rows shifted between pages. Near the end of the data a window runs to the grid's end,
  *   so the last page also ends the pass.
@@ -85,8 +99,9 @@
  *   writes (was 1 and 1); per delete batch: 3 reads and 2 writes (was 1 and 1), plus one write
  *   when a shift made the delete hit another row (the restore). Requests stay under
  *   ~1.9 MB (Google recommends <= 2 MB).
- *   Still by number: the ids written while reading (empty id cells filled in) keep a one-request
- *   window, in which a row moved into that place gets the id meant for the row that was there.
+ *   Still by number: the legacy ids moved into the id column while reading (rows tagged the old
+ *   way) keep a one-request window, in which a row moved into that place gets the id meant for the
+ *   row that was there.
  * - quota: 60 read and 60 write requests per minute per user, paced by the SDK RateLimiter; 429
  *   RESOURCE_EXHAUSTED is retried with exponential backoff by the HttpClient.
  */
@@ -1222,6 +1237,105 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       await api('POST', ':batchUpdate', { body: { requests: chunk }, idempotent: true });
   }
 
+  /** A row a page read found without an id of its own: an empty id cell, or a copy's (`replacing`). */
+  type Fresh = { index: number; id: string; replacing?: string; raw: CellValue[] };
+
+  /**
+   * The row a new id is meant for. The first round tags it where the page read found it; the check
+   * reads it whole (the snapshot) and accepts the tag only on a row with the cells the page read
+   * (writable columns; so the record the page reports is the row that gets its id) whose id cell is still empty, or
+   * for a copy still holds the copied id on a row that is not the first carrying it (the original).
+   * A misplaced tag's row is then looked for among the rows read whole, nearest first.
+   */
+  function freshTarget(schema: Schema, f: Fresh, page: IdColumn): TagTarget {
+    // The writable columns' cells: formula columns may compute another value by the next read
+    // (NOW(), RAND()), and would keep the row from ever matching.
+    const writable = schema.columns.filter((col) => !col.readOnly).map((col) => col.index);
+    const cellsOf = (raw: CellValue[]) => JSON.stringify(writable.map((k) => raw[k] ?? null));
+    const cells = cellsOf(f.raw);
+    const holds = (column: IdColumn, at: number) => {
+      const row = column.snapshot.get(at);
+      if (!row) return false; // not read whole: nothing tells it is the row
+      const id = column.ids.get(at);
+      const free =
+        f.replacing === undefined ? id === undefined : id === f.replacing && column.at.get(id) !== at;
+      return free && cellsOf(rawRow(schema, row)) === cells;
+    };
+    return {
+      key: f.id,
+      holds,
+      locate: (column, taken) => {
+        if (column === page) return f.index;
+        let best: number | undefined;
+        for (const at of column.snapshot.keys())
+          if (
+            !taken.has(at) &&
+            holds(column, at) &&
+            (best === undefined || Math.abs(at - f.index) < Math.abs(best - f.index))
+          )
+            best = at;
+        return best;
+      },
+    };
+  }
+
+  /**
+   * Gives new ids to rows a page read found without one of their own, never by row number (a row
+   * moved into that place would get the id, maybe over its own): tags the rows (tagRows, from where
+   * the page found them), checks the tags, writes the ids through them (RAW, every other cell left
+   * as it is) and untags, also deleting `stale` (write tags the page found, left by a crash).
+   * Answers the ids that landed on no row (rows that kept moving, or were deleted or edited just
+   * now): their rows get an id on a later read.
+   */
+  async function assignIds(
+    schema: Schema,
+    grid: Grid,
+    fresh: Fresh[],
+    stale: number[],
+  ): Promise<Set<string>> {
+    const sheetId = schema.sheetId;
+    const idCol = schema.idCol as number;
+    const failed = new Set<string>();
+    const page: IdColumn = {
+      idCol,
+      title: grid.sheet.title,
+      ids: grid.ids,
+      at: new Map(),
+      tags: new Map(),
+      snapshot: new Map(),
+    };
+    for (let k = 0; k < fresh.length; k += MAX_TAGGED_ROWS) {
+      const chunk = fresh.slice(k, k + MAX_TAGGED_ROWS);
+      const { tags, missing, unsettled, drop } = await tagRows(
+        sheetId,
+        idCol,
+        chunk.map((f) => freshTarget(schema, f, page)),
+        { snapshotWidth: widthOf(schema), column: page },
+      );
+      for (const id of [...missing, ...unsettled]) failed.add(id);
+      try {
+        const targets = chunk.flatMap((f) => {
+          const metadataId = tags.get(f.id);
+          return metadataId === undefined ? [] : [{ f, metadataId }];
+        });
+        if (targets.length) {
+          const answers = await writeThroughTags(
+            targets.map(({ f, metadataId }) => ({
+              metadataId,
+              values: Array.from({ length: idCol + 1 }, (_, c) => (c === idCol ? f.id : null)),
+            })),
+            'RAW',
+          );
+          for (const { f, metadataId } of targets)
+            if (String(answers.get(metadataId)?.[idCol] ?? '') !== f.id) failed.add(f.id);
+        }
+      } finally {
+        await untag([...tags.values(), ...drop, ...(k === 0 ? stale : [])]);
+      }
+    }
+    return failed;
+  }
+
   // --- read
 
   async function read(tableId: string, cursor: string | null, opts: { pageSize: number }): Promise<ReadPage> {
@@ -1311,11 +1425,18 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         if (row >= covered) continue;
         anchor = null;
       }
+      // Legacy ids moving into the id column (by number, with their metadata's delete).
       const fills: { index: number; id: string }[] = [];
+      // New ids (rows typed in, copies), written through tags after the loop.
+      const fresh: Fresh[] = [];
       // Write tags found by a read were left by a write that never finished (a crash): they go.
-      const drops: number[] = [...grid.writing];
+      const stale = grid.writing;
+      const drops: number[] = [];
       let column: Awaited<ReturnType<typeof readIdColumn>> | undefined;
       const hadGap = gap !== null;
+      // The rows this window reads, in order (where the next page finds its place again).
+      const lastBefore = last;
+      const seen: { id: string; at: number }[] = [];
       let i = row;
       for (; i < covered && records.length < pageSize; i++) {
         const raw = rawRow(schema, grid.rows.get(i));
@@ -1335,7 +1456,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         }
         if (!id) {
           id = newRowId();
-          fills.push({ index: i, id });
+          fresh.push({ index: i, id, raw });
         } else if (c.acc[id] !== undefined || fills.some((f) => f.id === id && f.index !== i)) {
           // Read before in this pass: the same row again (the window overlaps, or the pass started
           // over), or a copy of that row. One read of the id column tells: a copy is a later row
@@ -1343,14 +1464,17 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
           column ??= await readIdColumn(sheetId);
           const first = column.at.get(id);
           if (first !== undefined && first !== i && column.ids.get(i) === id) {
+            const copied = id;
             id = newRowId();
-            fills.push({ index: i, id });
+            fresh.push({ index: i, id, replacing: copied, raw });
           } else {
             last = { id, at: i };
+            seen.push(last);
             continue;
           }
         }
         last = { id, at: i };
+        seen.push(last);
         const fields = toFields(schema, raw);
         const hash = hashRecord(fields);
         c.acc[id] = hash;
@@ -1363,7 +1487,20 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       }
       // The first empty row of the pass is where the table ends (the connector's own inserts move it on).
       if (!hadGap && gap !== null) insertAt.set(sheetId, gap);
-      if (fills.length || drops.length) await writeIds(schema, fills, drops);
+      // The write tags the page found go with the new ids' untag when there are new ids.
+      if (fills.length > 0 || drops.length > 0 || (stale.length > 0 && fresh.length === 0))
+        await writeIds(schema, fills, fresh.length > 0 ? drops : [...drops, ...stale]);
+      if (fresh.length) {
+        const failed = await assignIds(schema, grid, fresh, stale);
+        if (failed.size) {
+          // Rows whose id did not land are not reported: they get an id, and are read, next time.
+          for (const id of failed) delete c.acc[id];
+          for (let k = records.length - 1; k >= 0; k--)
+            if (failed.has((records[k] as RecordData).id)) records.splice(k, 1);
+          const kept = seen.filter((s) => !failed.has(s.id));
+          last = kept[kept.length - 1] ?? lastBefore;
+        }
+      }
       row = i;
       window = Math.min(windowMax, window * 2);
     }
@@ -1717,38 +1854,62 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
     );
 
   /**
-   * Pins rows down before writing them: finds each id's row in the id column, tags that row with
-   * row developer metadata (`lockstep.writing`, value the id; one batchUpdate), and reads the id
-   * column again with each row's metadata to check that every tag sits on a row whose id cell holds
-   * the tag's id. A tag on another row (rows were inserted, deleted or moved between the read and the
-   * tag) is deleted and its row tagged again where the second read found it, in the next round's
-   * batchUpdate. A tag moves with its row from then on, so writes addressed by it land on that row
-   * whatever people do to the sheet meanwhile. Tags are addressed by the metadata id Google gave
-   * them, never by key or value: a tag a crash left behind (same key, maybe the same id) never
-   * matches. The caller deletes `tags` and `drop` when done (see untag).
+   * A row to pin down with a tag (value `key`): `locate` finds it in a read of the id column (not
+   * among `taken`, rows other tags of the batch hold), `holds` tells whether the row a tag sits on
+   * in a later read is the one meant.
+   */
+  type TagTarget = {
+    key: string;
+    locate: (column: IdColumn, taken: Set<number>) => number | undefined;
+    holds: (column: IdColumn, at: number) => boolean;
+  };
+
+  /** The row carrying this id (updates and deletes): found and checked by its id cell. */
+  const byId = (id: string): TagTarget => ({
+    key: id,
+    locate: (column) => column.at.get(id),
+    holds: (column, at) => column.ids.get(at) === id,
+  });
+
+  /**
+   * Pins rows down before writing them: finds each target's row (for ids: in the id column), tags
+   * that row with row developer metadata (`lockstep.writing`, value the key; one batchUpdate), and
+   * reads the id column again with each row's metadata to check that every tag sits on the row it
+   * meant (for ids: a row whose id cell holds the tag's id), one tag per row. A tag on another row
+   * (rows were inserted, deleted or moved between the read and the tag) is deleted and its row
+   * tagged again where the second read found it, in the next round's batchUpdate. A tag moves with
+   * its row from then on, so writes addressed by it land on that row whatever people do to the
+   * sheet meanwhile. Tags are addressed by the metadata id Google gave them, never by key or value:
+   * a tag a crash left behind (same key, maybe the same id) never matches. The caller deletes `tags` and `drop` when done (see untag).
    */
   async function tagRows(
     sheetId: number,
     idCol: number,
-    ids: string[],
-    /** Deletes: the verify reads also read the tagged rows whole, with a margin (header columns wide). */
-    snapshotWidth?: number,
+    targets: TagTarget[],
+    opts: {
+      /** The verify reads also read the tagged rows whole, with a margin (header columns wide). */
+      snapshotWidth?: number | undefined;
+      /** Where the first round finds the rows (default: a read of the id column now). */
+      column?: IdColumn | undefined;
+    } = {},
   ): Promise<{
-    /** Id -> its verified tag's metadata id. */
+    /** Key -> its verified tag's metadata id. */
     tags: Map<string, number>;
     /** The last read of the id column (the verified tags' rows are in `column.tags`). */
     column: IdColumn;
-    /** Ids no row carries. */
+    /** Keys no row matches. */
     missing: string[];
-    /** Ids whose row kept moving under the tag. */
+    /** Keys whose row kept moving under the tag. */
     unsettled: string[];
     /** Tags left on other rows, to delete. */
     drop: number[];
   }> {
-    let column = await readIdColumn(sheetId);
+    const snapshotWidth = opts.snapshotWidth;
+    let column = opts.column ?? (await readIdColumn(sheetId));
     const tags = new Map<string, number>();
     const missing: string[] = [];
-    let pending = [...new Set(ids)];
+    const byKey = new Map(targets.map((t) => [t.key, t]));
+    let pending = [...byKey.values()];
     let drop: number[] = [];
     for (let round = 0; round < TAG_ROUNDS && pending.length; round++) {
       if (column.idCol !== idCol) {
@@ -1762,10 +1923,15 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         );
       }
       const located: { id: string; at: number }[] = [];
-      for (const id of pending) {
-        const at = column.at.get(id);
-        if (at === undefined) missing.push(id);
-        else located.push({ id, at });
+      // A row carries one tag of the batch: rows whose tags held, and rows tagged this round.
+      const taken = new Set(tagRowsOf(column, tags));
+      for (const target of pending) {
+        const at = target.locate(column, taken);
+        if (at === undefined) missing.push(target.key);
+        else {
+          taken.add(at);
+          located.push({ id: target.key, at });
+        }
       }
       pending = [];
       if (!located.length) break;
@@ -1800,29 +1966,34 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       drop = [];
       // Where the tags are now, and what the id cells of those rows hold (for deletes, with the
       // rows around the tagged ones: the rows found there before the tags, give or take a shift).
-      const around = [
-        ...located.map(({ at }) => at),
-        ...[...tags.values()].flatMap((metadataId) => {
-          const at = column.tags.get(metadataId);
-          return at === undefined ? [] : [at];
-        }),
-      ];
+      const around = [...located.map(({ at }) => at), ...tagRowsOf(column, tags)];
       column = await readIdColumn(
         sheetId,
         snapshotWidth === undefined ? undefined : { ranges: snapshotRanges(around), c1: snapshotWidth },
       );
+      const held = new Set(tagRowsOf(column, tags));
       for (const { id, metadataId } of made) {
         const row = column.tags.get(metadataId);
-        if (row !== undefined && column.ids.get(row) === id) tags.set(id, metadataId);
-        else {
+        const target = byKey.get(id) as TagTarget;
+        if (row !== undefined && !held.has(row) && target.holds(column, row)) {
+          tags.set(id, metadataId);
+          held.add(row);
+        } else {
           // The tag landed on another row (or that row is gone with its tag): tag the id's row again.
           if (row !== undefined) drop.push(metadataId);
-          pending.push(id);
+          pending.push(target);
         }
       }
     }
-    return { tags, column, missing, unsettled: pending, drop };
+    return { tags, column, missing, unsettled: pending.map((t) => t.key), drop };
   }
+
+  /** The rows the tags sit on in this read. */
+  const tagRowsOf = (column: IdColumn, tags: Map<string, number>) =>
+    [...tags.values()].flatMap((metadataId) => {
+      const at = column.tags.get(metadataId);
+      return at === undefined ? [] : [at];
+    });
 
   /** Rows [at - margin, at + margin] around each row, merged where they touch. */
   function snapshotRanges(rows: number[]): { r0: number; r1: number }[] {
@@ -1847,6 +2018,49 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         body: { requests: metadataIds.slice(k, k + MAX_TAGGED_ROWS).map(dropTag) },
         idempotent: true,
       }).catch(() => {});
+  }
+
+  /**
+   * Writes rows through their tags: one values:batchUpdateByDataFilter, each row addressed by its
+   * tag's metadata id (the tag selects its whole row; the values start at column A, a null input
+   * leaves its cell as it is), so the values land on the tagged row wherever it is by then. Answers
+   * each tag's row as written (UNFORMATTED_VALUE, serial dates); a tag that matched nothing (its row
+   * was deleted, with the tag, just now) has no answer.
+   */
+  async function writeThroughTags(
+    rows: { metadataId: number; values: (string | number | boolean | null)[] }[],
+    valueInputOption: 'RAW' | 'USER_ENTERED',
+  ): Promise<Map<number, unknown[]>> {
+    const res = await api<{
+      responses?: {
+        dataFilter?: { developerMetadataLookup?: { metadataId?: number } };
+        updatedData?: ValueRange;
+      }[];
+    }>('POST', '/values:batchUpdateByDataFilter', {
+      body: {
+        valueInputOption,
+        includeValuesInResponse: true,
+        responseValueRenderOption: 'UNFORMATTED_VALUE',
+        responseDateTimeRenderOption: 'SERIAL_NUMBER',
+        data: rows.map(({ metadataId, values }) => ({
+          dataFilter: { developerMetadataLookup: { metadataId } },
+          majorDimension: 'ROWS',
+          values: [values],
+        })),
+      },
+      // Writing the same values through the same tags twice is harmless.
+      idempotent: true,
+    });
+    // Each answer names the data filter that selected its range (a filter matching nothing has
+    // none). Without the echo, answers follow the filters when every one matched.
+    const answers = new Map<number, unknown[]>();
+    const responses = res.responses ?? [];
+    for (const [k, r] of responses.entries()) {
+      const echoed = r.dataFilter?.developerMetadataLookup?.metadataId;
+      const metadataId = echoed ?? (responses.length === rows.length ? rows[k]?.metadataId : undefined);
+      if (metadataId !== undefined) answers.set(Number(metadataId), r.updatedData?.values?.[0] ?? []);
+    }
+    return answers;
   }
 
   async function updates(
@@ -1882,7 +2096,7 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
         const { tags, missing, unsettled, drop } = await tagRows(
           sheetId,
           idCol,
-          chunk.map((p) => p.id),
+          chunk.map((p) => byId(p.id)),
         );
         for (const id of missing) out.set(id, notFound(id));
         for (const id of unsettled) out.set(id, moving(id));
@@ -1892,38 +2106,15 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
             return metadataId === undefined || out.has(p.id) ? [] : [{ p, metadataId }];
           });
           if (targets.length) {
-            const res = await api<{
-              responses?: {
-                dataFilter?: { developerMetadataLookup?: { metadataId?: number } };
-                updatedData?: ValueRange;
-              }[];
-            }>('POST', '/values:batchUpdateByDataFilter', {
-              body: {
-                valueInputOption: 'USER_ENTERED',
-                includeValuesInResponse: true,
-                responseValueRenderOption: 'UNFORMATTED_VALUE',
-                responseDateTimeRenderOption: 'SERIAL_NUMBER',
-                // The tag selects its whole row; the values start at column A. The id cell's input
-                // is null (left as it is), so the answer carries the id the written row holds.
-                data: targets.map(({ p, metadataId }) => ({
-                  dataFilter: { developerMetadataLookup: { metadataId } },
-                  majorDimension: 'ROWS',
-                  values: [p.values.map((v, c) => (c === idCol ? null : v))],
-                })),
-              },
-              // Writing the same values through the same tags twice is harmless.
-              idempotent: true,
-            });
-            // Each answer names the data filter that selected its range (a filter matching nothing
-            // has none). Without the echo, answers follow the filters when every one matched.
-            const answers = new Map<number, unknown[]>();
-            const responses = res.responses ?? [];
-            for (const [k, r] of responses.entries()) {
-              const echoed = r.dataFilter?.developerMetadataLookup?.metadataId;
-              const metadataId =
-                echoed ?? (responses.length === targets.length ? targets[k]?.metadataId : undefined);
-              if (metadataId !== undefined) answers.set(Number(metadataId), r.updatedData?.values?.[0] ?? []);
-            }
+            // The id cell's input is null (left as it is), so the answer carries the id the
+            // written row holds.
+            const answers = await writeThroughTags(
+              targets.map(({ p, metadataId }) => ({
+                metadataId,
+                values: p.values.map((v, c) => (c === idCol ? null : v)),
+              })),
+              'USER_ENTERED',
+            );
             for (const { p, metadataId } of targets) {
               const row = answers.get(metadataId);
               // No answer: the tag matched nothing (the row was deleted, with its tag, just now).
@@ -1972,8 +2163,8 @@ export function createGoogleSheetsConnector(options: GoogleSheetsConnectorOption
       const { tags, column, missing, unsettled, drop } = await tagRows(
         sheetId,
         idCol,
-        unique.slice(k, k + MAX_TAGGED_ROWS),
-        widthOf(schema),
+        unique.slice(k, k + MAX_TAGGED_ROWS).map(byId),
+        { snapshotWidth: widthOf(schema) },
       );
       // A row already gone is a success: replaying a delete changes nothing.
       for (const id of missing) out.set(id, gone(id));
