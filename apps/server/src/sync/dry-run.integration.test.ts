@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Api, apiAs, databaseUrl, query, setUpPeopleSync, until } from '../../test/pg-pair';
 import { createTestApp, signUp, type TestApp } from '../../test/test-app';
 import { ensureDatabase } from '../db/database';
+import { SYNC_DRY_RUN } from '../jobs/sync-dry-run';
+import { SYNC_RUN } from '../jobs/sync-run';
 
 // Dry runs (issue 23, item 8) between two real PostgreSQL databases, through the real queue and
 // workers: a dry pass plans exactly what the next run would write and writes nothing anywhere;
@@ -28,6 +30,20 @@ type Write = {
   fields: { field: string; before: unknown; after: unknown }[];
 };
 const plan = async (query = '') => api('GET', `/rest/core-bases/${coreBaseId}/dry-run${query}`);
+/**
+ * Nothing of this sync waiting or under way in the queue (runs and dry passes; a pass writes no
+ * sync_log row, so `running` cannot see one). A wake-up that came while a pass ran queues another
+ * pass, which would otherwise plan again in the middle of the next test.
+ */
+const queueIdle = async () =>
+  Number(
+    (
+      await t.ctx.pool.query(
+        `select count(*)::int as n from pgboss.job where name = any($1) and singleton_key = $2 and state in ('created', 'retry', 'active')`,
+        [[SYNC_RUN, SYNC_DRY_RUN], coreBaseId],
+      )
+    ).rows[0]?.n,
+  ) === 0;
 const running = async () =>
   (await t.ctx.db
     .selectFrom('sync_log')
@@ -212,7 +228,7 @@ describe('dry runs of a PostgreSQL <-> PostgreSQL sync', () => {
     // "Sync now" is a wake-up too.
     await api('POST', `/rest/core-bases/${coreBaseId}/sync-now`);
     await finishedPass('a pass after sync now', (a) => a.pass.status === 'done' && a.writes.total === 4);
-    await until(async () => !(await running()), 'idle');
+    await until(async () => !(await running()) && (await queueIdle()), 'idle');
     expect(await people('right')).toEqual(right);
     const runs = await t.ctx.db
       .selectFrom('sync_log')
@@ -225,6 +241,7 @@ describe('dry runs of a PostgreSQL <-> PostgreSQL sync', () => {
 
   it('discarding clears the plan and keeps dry-run mode on; the changes still wait and show again on the next pass', async () => {
     const right = await people('right');
+    await until(queueIdle, 'no pass waiting or under way');
     // The four planned writes (and any a newer pass had planned so far).
     expect(
       (await api('POST', `/rest/core-bases/${coreBaseId}/dry-run/discard`)).discarded,
@@ -241,6 +258,7 @@ describe('dry runs of a PostgreSQL <-> PostgreSQL sync', () => {
     const again = await finishedPass('the changes show again', (a) => a.writes.total === 4);
     expect(again.dryRunMode).toBe(true);
     expect(await people('right')).toEqual(right);
+    await until(queueIdle, 'no pass waiting or under way');
   }, 60_000);
 
   it('another user can neither read, start, apply nor discard the plan (404)', async () => {
