@@ -745,7 +745,8 @@ describe('Google Sheets id column', () => {
     } finally {
       await big.close();
     }
-  });
+    // 5,000 rows through the simulator: seconds on a loaded CI machine, past the unit default of 5 s.
+  }, 60_000);
 
   it('keeps every id when people insert rows above, sort the sheet and move the id column', async () => {
     const scan = await readAll(connector, '0', null, 15);
