@@ -743,7 +743,9 @@ export function createPostgresqlConnector(
         // again: a create returns the row it made, an update the row as it is now.
         const createKeys = requests.flatMap((r) => (r.kind !== 'delete' ? [r.idempotencyKey] : []));
         const applied =
-          createKeys.length && !options?.freshKeys ? await appliedKeys(client, table, createKeys) : new Map();
+          createKeys.length && !options?.freshKeys
+            ? await appliedKeys(client, table, createKeys)
+            : new Map<string, string>();
         if (applied.size) {
           const rows = (
             await client.query(

@@ -14,13 +14,25 @@ const GTM_CONNECT_HOSTS = [GTM_SCRIPT_HOST, 'https://www.google.com'];
  */
 export const POSTHOG_CLOUD_SOURCE = 'https://*.posthog.com';
 
+/** Sources the third parties add, per directive of the policy. */
+type Sources = {
+  script: string[];
+  connect: string[];
+  img: string[];
+  font: string[];
+  media: string[];
+  frame: string[];
+  worker: string[];
+  formAction: string[];
+};
+
 /**
  * Intercom's CSP guide ("Using Intercom with Content Security Policy", source allowlisting), the US
  * hosting region's hosts. A workspace hosted in the EU or Australia needs that region's hosts too
  * (api.eu / api-iam.eu / nexus-europe-websocket / uploads.eu…, or the .au ones): not allowed here.
  * Images: the policy already allows any https image and data:; Intercom adds blob:.
  */
-export const INTERCOM_SOURCES = {
+export const INTERCOM_SOURCES: Partial<Sources> = {
   script: ['https://app.intercom.io', 'https://widget.intercom.io', 'https://js.intercomcdn.com'],
   connect: [
     'https://via.intercom.io',
@@ -76,17 +88,6 @@ function originOf(address: string): URL | null {
   }
 }
 
-type Sources = {
-  script: string[];
-  connect: string[];
-  img: string[];
-  font: string[];
-  media: string[];
-  frame: string[];
-  worker: string[];
-  formAction: string[];
-};
-
 /** What the configured third parties need, directive by directive; every list empty when none runs. */
 export function thirdPartySources(options: {
   tagManager?: boolean;
@@ -103,39 +104,28 @@ export function thirdPartySources(options: {
     worker: [],
     formAction: [],
   };
-  if (options.tagManager) {
-    s.script.push(GTM_SCRIPT_HOST);
-    s.connect.push(...GTM_CONNECT_HOSTS);
-  }
+  const add = (more: Partial<Sources>) => {
+    for (const [directive, sources] of Object.entries(more) as [keyof Sources, string[]][])
+      s[directive].push(...sources);
+  };
+  if (options.tagManager) add({ script: [GTM_SCRIPT_HOST], connect: GTM_CONNECT_HOSTS });
   const posthog = options.posthogHost ? originOf(options.posthogHost) : null;
   if (posthog) {
     // The configured host (PostHog Cloud's ingestion host, a self-hosted instance or a reverse proxy:
     // posthog-js then loads its scripts from it too), and PostHog Cloud's other subdomains.
     const cloud = posthog.hostname === 'posthog.com' || posthog.hostname.endsWith('.posthog.com');
     const sources = [posthog.origin, ...(cloud ? [POSTHOG_CLOUD_SOURCE] : [])];
-    s.script.push(...sources);
-    s.connect.push(...sources);
     // Session recording (on in the web app) runs its rrweb worker from a blob: URL (PostHog's CSP
     // guide: worker-src for recordings); 'self' keeps the app's own workers as default-src allowed.
-    s.worker.push("'self'", 'blob:');
+    add({ script: sources, connect: sources, worker: ["'self'", 'blob:'] });
   }
   const chat = options.supportChat;
-  if (chat?.kind === 'intercom') {
-    s.script.push(...INTERCOM_SOURCES.script);
-    s.connect.push(...INTERCOM_SOURCES.connect);
-    s.img.push(...INTERCOM_SOURCES.img);
-    s.font.push(...INTERCOM_SOURCES.font);
-    s.media.push(...INTERCOM_SOURCES.media);
-    s.frame.push(...INTERCOM_SOURCES.frame);
-    s.formAction.push(...INTERCOM_SOURCES.formAction);
-  }
+  if (chat?.kind === 'intercom') add(INTERCOM_SOURCES);
   const chatwoot = chat?.kind === 'chatwoot' ? originOf(chat.baseUrl) : null;
   if (chatwoot) {
     // Its SDK (/packs/js/sdk.js), the widget's frame (/widget) and its API and Action Cable socket.
     const socket = `${chatwoot.protocol === 'https:' ? 'wss:' : 'ws:'}//${chatwoot.host}`;
-    s.script.push(chatwoot.origin);
-    s.connect.push(chatwoot.origin, socket);
-    s.frame.push(chatwoot.origin);
+    add({ script: [chatwoot.origin], connect: [chatwoot.origin, socket], frame: [chatwoot.origin] });
   }
   return s;
 }

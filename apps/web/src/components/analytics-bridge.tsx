@@ -1,20 +1,16 @@
 import { useEffect } from 'react';
 import { analytics } from '../lib/analytics';
-import { useAppConfig, useCurrentUser } from '../lib/queries';
-import { useSession } from '../lib/session';
+import { useTrackingGate } from '../lib/tracking-gate';
 
 /**
- * Starts analytics once the server's config is known: at once for a visitor who is not signed in,
- * and for a signed-in one only after the current user says whether staff are impersonating them
- * (then analytics never start). The signed-in user is identified with their plan.
+ * Starts analytics when the trackers may start (useTrackingGate): never while staff are
+ * impersonating the user. The signed-in user is identified with their plan.
  */
 export function AnalyticsBridge() {
-  const config = useAppConfig().data;
-  const { checked, signedIn } = useSession();
-  const me = useCurrentUser().data;
+  const gate = useTrackingGate();
   useEffect(() => {
-    if (!config || !checked) return;
-    if (signedIn && !me) return;
+    if (!gate) return;
+    const { config, me } = gate;
     const user = me
       ? { id: me.id, email: me.email, plan: me.lockstepUser.subscription.planDisplayName }
       : null;
@@ -24,6 +20,6 @@ export function AnalyticsBridge() {
     }
     if (!analytics.start(config)) return;
     if (user) analytics.setUser(user, false);
-  }, [config, checked, signedIn, me]);
+  }, [gate]);
   return null;
 }
