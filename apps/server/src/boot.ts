@@ -13,7 +13,7 @@ import { createPostgresAuthRateLimiter } from './http/auth-rate-limit';
 import type { AppContext } from './http/context';
 import { registerJobs } from './jobs/index';
 import { startQueue } from './jobs/queue';
-import { takeOverRun } from './jobs/sync-run';
+import { SYNC_RUN, takeOverRun } from './jobs/sync-run';
 import { startWorkerLiveness } from './jobs/worker-liveness';
 import { type SandboxApps, startSandboxApps } from './sandbox/sandbox-apps';
 import { loadSecrets } from './secrets';
@@ -205,6 +205,7 @@ export async function boot(
             db,
             boss,
             databaseUrl,
+            queue: SYNC_RUN,
             takeOver: (jobId, coreBaseId) => takeOverRun(boss, jobId, coreBaseId),
             log,
           })

@@ -369,6 +369,11 @@ export type RunClaimTable = {
   claimed_at: Generated<Timestamp>;
 };
 
+export type WorkerProcessTable = {
+  worker_key: number;
+  started_at: Generated<Timestamp>;
+};
+
 export type DeleteApprovalTable = {
   id: Generated<string>;
   owner_id: string;
@@ -606,6 +611,7 @@ export type Database = {
   sync_preview_problem: SyncPreviewProblemTable;
   pending_write: PendingWriteTable;
   run_claim: RunClaimTable;
+  worker_process: WorkerProcessTable;
   pending_relation: PendingRelationTable;
   delete_approval: DeleteApprovalTable;
   held_conflict: HeldConflictTable;

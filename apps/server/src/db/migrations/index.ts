@@ -28,6 +28,7 @@ import * as m0027 from './0027-developer-api';
 import * as m0028 from './0028-undo-runs';
 import * as m0029 from './0029-blended-tables';
 import * as m0030 from './0030-first-sync-sent';
+import * as m0031 from './0031-worker-process';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '0028-undo-runs': m0028,
   '0029-blended-tables': m0029,
   '0030-first-sync-sent': m0030,
+  '0031-worker-process': m0031,
 };
