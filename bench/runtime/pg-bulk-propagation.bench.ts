@@ -29,10 +29,30 @@ export async function run(): Promise<BenchRow[]> {
       chunkTimings.clear();
     };
     chunkTimings.clear();
+    const stats = async (step: 'reset' | 'print') => {
+      if (process.env.LOCKSTEP_BENCH_STATEMENTS !== '1') return;
+      const c = await sync.connect('postgres');
+      if (step === 'reset') {
+        for (const db of ['bench_a', 'bench_b', 'postgres']) {
+          const d = await sync.connect(db);
+          await d.query('create extension if not exists pg_stat_statements');
+          await d.end();
+        }
+        await c.query('select pg_stat_statements_reset()');
+      } else {
+        const top = await c.query(`select round(s.total_exec_time) as ms, s.calls, d.datname,
+            left(regexp_replace(s.query, '\\s+', ' ', 'g'), 200) as q
+          from pg_stat_statements s join pg_database d on d.oid = s.dbid order by s.total_exec_time desc limit 25`);
+        for (const x of top.rows) console.error(`${x.ms} ms  ${x.calls}x  ${x.datname}  ${x.q}`);
+      }
+      await c.end();
+    };
+    await stats('reset');
     await sync.a.query('update items set n = n + 1');
     const updateMs = await waitFor(async () => (await sumOf(watchB)) === ROWS, 120_000, 10);
     await quiet(sync.ctx.db, sync.coreBaseId);
     printTimings('bulk update');
+    await stats('print');
 
     await sync.b.query(
       `insert into items select g, 'new ' || g, 0, g / 3.0, now() from generate_series(${ROWS + 1}, ${ROWS * 2}) g`,

@@ -21,7 +21,12 @@ export async function startTwoWaySync(options: {
 }) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lockstep-bench-'));
   const config = loadConfig(
-    { LOCKSTEP_DATA_DIR: dir, LOCKSTEP_LOG_LEVEL: 'silent', PORT: String(options.port) },
+    {
+      LOCKSTEP_DATA_DIR: dir,
+      LOCKSTEP_LOG_LEVEL: 'silent',
+      PORT: String(options.port),
+      LOCKSTEP_EMBEDDED_STATEMENT_STATS: process.env.LOCKSTEP_BENCH_STATEMENTS === '1' ? '1' : '0',
+    },
     ['node', 'bench', '--role=all'],
   );
   const booted = await boot(config, () => {}, { runWorkers: true });

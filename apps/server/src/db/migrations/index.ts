@@ -29,6 +29,7 @@ import * as m0028 from './0028-undo-runs';
 import * as m0029 from './0029-blended-tables';
 import * as m0030 from './0030-first-sync-sent';
 import * as m0031 from './0031-worker-process';
+import * as m0032 from './0032-json-write-ahead';
 
 /**
  * Migrations, run in the order of their names (Kysely sorts them); names are stable once shipped.
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0029-blended-tables': m0029,
   '0030-first-sync-sent': m0030,
   '0031-worker-process': m0031,
+  '0032-json-write-ahead': m0032,
 };

@@ -117,7 +117,7 @@ export async function applyResult(deps: Deps, a: ApplyInput) {
     if (pendingRows.length > 0)
       await sql`insert into pending_write (idempotency_key, owner_id, core_base_id, side, operation, payload)
     select u.k, ${a.ownerId}, ${a.coreBaseId}::uuid, ${side}, u.o, u.p
-      from json_to_recordset(${rowsDoc(pendingRows)}::json) as u(k text, o text, p jsonb)
+      from json_to_recordset(${rowsDoc(pendingRows)}::json) as u(k text, o text, p json)
     on conflict (idempotency_key) do nothing`.execute(db);
     return pendingRows.map((r) => r.k);
   };
