@@ -1,3 +1,4 @@
+import { chunkTimings } from '../../apps/server/src/sync/chunk-timings';
 import { type BenchRow, runStandalone } from '../harness';
 import { percentile, quiet, sleep, startTwoWaySync, waitFor } from './two-way-setup';
 
@@ -47,6 +48,14 @@ async function measure(capture: 'triggers' | 'logical', UPDATES: number): Promis
       if (wait > 0) await sleep(wait);
     }
     await quiet(sync.ctx.db, sync.coreBaseId);
+    console.error(
+      capture,
+      [...chunkTimings.entries()]
+        .sort((x, y) => y[1] - x[1])
+        .map(([k, v]) => `${k}: ${Math.round(v)}`)
+        .join('\n'),
+    );
+    chunkTimings.clear();
     // The run itself (sync log started -> finished) versus the rest (trigger, NOTIFY, queue, poll).
     const runs = (
       await sync.ctx.db
