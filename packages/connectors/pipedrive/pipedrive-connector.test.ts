@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { CanonicalValue } from '@lockstep/engine';
 import { ManualClock, type PipedriveSimulator, startPipedriveSimulator } from '@lockstep/simulators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -358,6 +360,47 @@ describe('Pipedrive connector against the simulator', () => {
     const quiet = await readAll(connector, 'persons', overlap.cursor, 1000);
     expect(quiet.records).toEqual([]);
     expect(quiet.deletedIds).toEqual([]);
+  });
+
+  it('reports a person deleted between the changes listing and the id sweep of one read, on the next read', async () => {
+    const ownClock = new ManualClock();
+    const own = await startPipedriveSimulator({ clock: ownClock, rateLimit: false });
+    // Between the simulator and the connector: deletes `victim` the moment the read's id sweep
+    // (sorted by id) asks for its first page, after the changes listing has returned the person.
+    let victim: number | null = null;
+    const proxy = createServer((req, res) => {
+      if (victim !== null && req.url?.includes('sort_by=id')) {
+        own.remove('persons', victim);
+        victim = null;
+      }
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length'),
+      ) as Record<string, string>;
+      void fetch(`${own.url}${req.url}`, { method: req.method, headers }).then(async (r) => {
+        res.writeHead(r.status, Object.fromEntries(r.headers));
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const c = connectorFor(own, { baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      ownClock.advance(60_000);
+      const scan = await readAll(c, 'persons', null, 1000);
+      ownClock.advance(60_000);
+      const target = crmOf(own).persons[0] as number;
+      own.update('persons', target, { name: 'Edited just before its delete' });
+      ownClock.advance(1_000);
+      victim = target;
+      const next = await readAll(c, 'persons', scan.cursor, 1000);
+      expect(victim).toBeNull(); // the sweep ran, and the person was deleted in the middle of the read
+      ownClock.advance(1_000);
+      const after = await readAll(c, 'persons', next.cursor, 1000);
+      expect([...next.deletedIds, ...after.deletedIds]).toContain(String(target));
+      expect(after.records.some((r) => r.id === String(target))).toBe(false);
+    } finally {
+      proxy.close();
+      await own.close();
+    }
   });
 
   it('re-reads the overlap: an edit stamped in the second the previous read started is not missed', async () => {

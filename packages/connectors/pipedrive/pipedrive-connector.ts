@@ -768,8 +768,10 @@ export function createPipedriveConnector(options: PipedriveConnectorOptions): Pi
         }
       }
     }
-    // A record read in this page is not deleted (a restored id).
-    for (const r of records) deleted.delete(r.id);
+    // A record read in this page is not deleted (a restored id), but it stays known: the listing may
+    // have read it just before it was deleted, and the sweep later in the same read found it gone.
+    // Dropped from the known ids, that delete was reported by no later read.
+    for (const r of records) if (deleted.delete(r.id)) known.add(r.id);
     const next: ChangesCursor = finished
       ? {
           v: 1,
