@@ -1,4 +1,5 @@
 import { ConnectorError } from '@lockstep/connectors';
+import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../db/database';
 import { raiseOutageIssue, resolveOutageIssues } from '../sync/outage-issues';
@@ -87,19 +88,23 @@ export async function handleSyncRun(
     await requestDryRun(db, boss, base.id, data.trigger);
     return 'done';
   }
-  const running = await db
+  // The sync's running logs, runs and undos alike, in one round trip.
+  const runningLogs = await db
     .selectFrom('sync_log')
-    .select('id')
+    .select(['id', 'undo_of', 'started_at'])
     .where('core_base_id', '=', base.id)
     .where('status', '=', 'running')
-    // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
-    .where('undo_of', 'is', null)
     .orderBy('started_at', 'desc')
-    .executeTakeFirst();
+    .execute();
+  // An undo is a run of its own (jobs/undo-run.ts), never continued or ended by a sync run.
+  const running = runningLogs.find((l) => l.undo_of === null);
   // An undo of one of this sync's runs writes its links and shadows (jobs/undo-run.ts): a new run
   // starts after it. (A run already under way goes on; the undo waits for it.) A recent undo only,
   // so one left behind by a dead process holds nothing up for long.
-  if (!running && (await undoUnderWay(db, base.id))) {
+  const undoUnderWay = runningLogs.some(
+    (l) => l.undo_of !== null && l.started_at.getTime() > Date.now() - UNDO_HOLDS_RUNS_MS,
+  );
+  if (!running && undoUnderWay) {
     await boss.send(SYNC_RUN, { coreBaseId: base.id, trigger: data.trigger } satisfies SyncRunData, {
       singletonKey: base.id,
       startAfter: UNDO_WAIT_SECONDS,
@@ -129,13 +134,12 @@ export async function handleSyncRun(
     return result;
   }
   const now = new Date();
-  await db
-    .updateTable('sync_log')
-    .set({ status: result === 'done' ? 'done' : 'failed', finished_at: now, error: error ?? null })
-    .where('id', '=', log.id)
-    .execute();
-  if (result === 'done')
-    await db.updateTable('core_base').set({ last_sync_time: now }).where('id', '=', base.id).execute();
+  // The log closed and, for a run that is done, the sync's last sync time: one statement.
+  await sql`with closed as (
+      update sync_log set status = ${result === 'done' ? 'done' : 'failed'}, finished_at = ${now},
+        error = ${error ?? null} where id = ${log.id}::uuid returning core_base_id)
+    update core_base set last_sync_time = ${now}
+      where ${result === 'done'} and id = (select core_base_id from closed)`.execute(db);
   // Webhooks out: the one place a run's events are made, once its log is closed. A failure here
   // must not fail (and so repeat) a run that is done.
   await emitRunEvents(db, boss, log.id).catch((e: unknown) =>
@@ -152,18 +156,6 @@ export async function handleSyncRun(
 
 const UNDO_WAIT_SECONDS = 2;
 const UNDO_HOLDS_RUNS_MS = 10 * 60 * 1000;
-
-async function undoUnderWay(db: Db, coreBaseId: string) {
-  const undo = await db
-    .selectFrom('sync_log')
-    .select('id')
-    .where('core_base_id', '=', coreBaseId)
-    .where('status', '=', 'running')
-    .where('undo_of', 'is not', null)
-    .where('started_at', '>', new Date(Date.now() - UNDO_HOLDS_RUNS_MS))
-    .executeTakeFirst();
-  return undo !== undefined;
-}
 
 /** A worker that dies mid-run stops its heartbeat; pg-boss then fails the job and retries it elsewhere. */
 export const RUN_HEARTBEAT_SECONDS = Math.max(

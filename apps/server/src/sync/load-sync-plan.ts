@@ -31,53 +31,59 @@ const asType = (t: string): FieldSpec['type'] =>
 
 /** Reads a core base's mappings into the engine's terms: fields keyed by the apps' stable ids. */
 export async function loadSyncPlan(db: Db, coreBaseId: string): Promise<SyncPlan | null> {
-  const base = await db
-    .selectFrom('core_base')
-    .select(['id', 'owner_id'])
-    .where('id', '=', coreBaseId)
-    .executeTakeFirst();
+  // Two round trips, not six (every run loads its plan): what hangs off the core base, then what
+  // hangs off its table pairs.
+  const [base, externalBases, mappings] = await Promise.all([
+    db.selectFrom('core_base').select(['id', 'owner_id']).where('id', '=', coreBaseId).executeTakeFirst(),
+    db.selectFrom('external_base').selectAll().where('core_base_id', '=', coreBaseId).execute(),
+    db
+      .selectFrom('table_mapping')
+      .selectAll()
+      .where('core_base_id', '=', coreBaseId)
+      .orderBy('created_at')
+      .execute(),
+  ]);
   if (!base) return null;
-  const externalBases = await db
-    .selectFrom('external_base')
-    .selectAll()
-    .where('core_base_id', '=', coreBaseId)
-    .execute();
-  const mappings = await db
-    .selectFrom('table_mapping')
-    .selectAll()
-    .where('core_base_id', '=', coreBaseId)
-    .orderBy('created_at')
-    .execute();
   if (mappings.length === 0) return { coreBaseId, ownerId: base.owner_id, mappings: [] };
-  const tables = await db
-    .selectFrom('external_table')
-    .selectAll()
-    .where(
-      'id',
-      'in',
-      mappings.flatMap((m) => [m.left_table_id, m.right_table_id]),
-    )
-    .execute();
-  const columnMappings = await db
-    .selectFrom('column_mapping')
-    .selectAll()
-    .where(
-      'table_mapping_id',
-      'in',
-      mappings.map((m) => m.id),
-    )
-    .execute();
-  const columns = columnMappings.length
-    ? await db
-        .selectFrom('external_column')
-        .selectAll()
-        .where(
-          'id',
-          'in',
-          columnMappings.flatMap((c) => [c.left_column_id, c.right_column_id]),
-        )
-        .execute()
-    : [];
+  const mappingIds = mappings.map((m) => m.id);
+  const [tables, columnMappings, columns] = await Promise.all([
+    db
+      .selectFrom('external_table')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        mappings.flatMap((m) => [m.left_table_id, m.right_table_id]),
+      )
+      .execute(),
+    db.selectFrom('column_mapping').selectAll().where('table_mapping_id', 'in', mappingIds).execute(),
+    db
+      .selectFrom('external_column')
+      .selectAll()
+      // One list of ids (a union), which the primary key can serve.
+      .where(
+        'id',
+        'in',
+        db
+          .selectFrom('column_mapping')
+          .select('left_column_id as id')
+          .where('table_mapping_id', 'in', mappingIds)
+          .unionAll(
+            db
+              .selectFrom('column_mapping')
+              .select('right_column_id as id')
+              .where('table_mapping_id', 'in', mappingIds),
+          ),
+      )
+      .execute(),
+  ]);
+  // A field pair saved between the two reads above: its columns are read now.
+  const seen = new Set(columns.map((c) => c.id));
+  const late = columnMappings
+    .flatMap((c) => [c.left_column_id, c.right_column_id])
+    .filter((id) => !seen.has(id));
+  if (late.length > 0)
+    columns.push(...(await db.selectFrom('external_column').selectAll().where('id', 'in', late).execute()));
   const column = new Map(columns.map((c) => [c.id, c]));
   const spec = (id: string): FieldSpec => {
     const c = column.get(id);

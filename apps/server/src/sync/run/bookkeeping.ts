@@ -29,14 +29,11 @@ export async function trace(
 
 export async function addCounts(db: Db, syncLogId: string, counts: Counts) {
   if (Object.keys(counts).length === 0) return;
-  const log = await db.selectFrom('sync_log').select('counts').where('id', '=', syncLogId).executeTakeFirst();
-  const merged: Counts = { ...(log?.counts ?? {}) };
-  for (const [k, v] of Object.entries(counts)) merged[k] = (merged[k] ?? 0) + v;
-  await db
-    .updateTable('sync_log')
-    .set({ counts: JSON.stringify(merged) })
-    .where('id', '=', syncLogId)
-    .execute();
+  // Added in the statement: one round trip, and two chunks adding at once both count.
+  await sql`update sync_log set counts = counts || coalesce((
+      select jsonb_object_agg(i.key, coalesce((counts->>i.key)::numeric, 0) + i.value::numeric)
+      from jsonb_each_text(${JSON.stringify(counts)}::jsonb) as i), '{}'::jsonb)
+    where id = ${syncLogId}::uuid`.execute(db);
 }
 
 /** Operations logged in one statement. */

@@ -12,6 +12,7 @@ import type { FollowUp } from '../write-follow-ups';
 import { trace } from './bookkeeping';
 import { readCursor, type StoredCursor, storeCursor } from './cursors';
 import { hasOpenIssues } from './issues';
+import { findLeftovers } from './leftovers';
 import { hasLinks, linkMatches, loadLinks, toLink } from './links';
 import { recordNamer } from './record-names';
 import { executeApprovedDeletes, recoverPendingWrites } from './recover';
@@ -47,17 +48,17 @@ export async function runMapping(
     sideConnector(deps, m.right, 'right'),
   ]);
   const context = { ownerId, coreBaseId, syncLogId, m, connectors: { left, right }, counts };
-  if (!dry) {
-    await recoverPendingWrites(deps, context);
-    await executeApprovedDeletes(deps, context);
-  }
+  // What this chunk may have to do besides reading, asked at once (a dry pass does none of it).
+  const leftovers = dry ? null : await findLeftovers(db, coreBaseId, m.tableMappingId);
+  if (leftovers?.pendingWrites) await recoverPendingWrites(deps, context);
+  if (leftovers?.approvedDeletes) await executeApprovedDeletes(deps, context);
   lap('recover pending writes');
   // Issues being retried: where both apps read records by id, those records are read again on both
   // sides and reconciled now; otherwise this pair's tables are read in full again.
   const limits = { ownerId, coreBaseId, m, localDevPlan: deps.localDevPlan ?? false };
   // Creates held back by the record limit are looked for again once the plan has room.
-  if (!dry) await releaseHeldCreates(db, limits);
-  const retried = dry ? [] : await retriedIssues(db, coreBaseId, m.tableMappingId);
+  if (leftovers?.heldCreates) await releaseHeldCreates(db, limits);
+  const retried = leftovers?.retrying ? await retriedIssues(db, coreBaseId, m.tableMappingId) : [];
   lap('held creates, retries');
   const byIds = retried.length > 0 && left.readRecords !== undefined && right.readRecords !== undefined;
   if (byIds) await retryRecords(deps, context, retried, targets);
@@ -70,9 +71,11 @@ export async function runMapping(
   const cursor = { left: cursorL ?? null, right: cursorR ?? null };
   const firstSync = cursor.left === null && cursor.right === null && !(await hasLinks(db, m.tableMappingId));
   if (dry) await assertFirstSyncDone(db, m, firstSync);
-  // A first sync with a match field reads both sides whole before writing (see first-sync.ts).
+  // A first sync with a match field reads both sides whole before writing (see first-sync.ts); its
+  // staging goes on while its state is kept.
+  const mayStage = leftovers?.firstSyncStaging || (firstSync && Boolean(m.matchOn.primary));
   const staged =
-    retrying || dry
+    retrying || dry || !mayStage
       ? ({ kind: 'not_first_sync' } as const)
       : await firstSyncStep(
           db,
@@ -96,22 +99,25 @@ export async function runMapping(
   // A mapped column renamed or dropped under a live sync stops this pair before anything is written.
   assertMappedFieldsPresent(m, 'left', left, pageL, m.left.connectionId);
   assertMappedFieldsPresent(m, 'right', right, pageR, m.right.connectionId);
-  if (!dry)
-    await trace(db, ownerId, coreBaseId, syncLogId, 'read', {
-      tableMappingId: m.tableMappingId,
-      left: {
-        table: m.left.tableRemoteId,
-        records: pageL.records.length,
-        deleted: pageL.deletedIds.length,
-        full: cursor.left === null,
-      },
-      right: {
-        table: m.right.tableRemoteId,
-        records: pageR.records.length,
-        deleted: pageR.deletedIds.length,
-        full: cursor.right === null,
-      },
-    });
+  // Awaited with the reconcile's trace: a round trip less on the way to the writes.
+  const readTrace = dry
+    ? null
+    : trace(db, ownerId, coreBaseId, syncLogId, 'read', {
+        tableMappingId: m.tableMappingId,
+        left: {
+          table: m.left.tableRemoteId,
+          records: pageL.records.length,
+          deleted: pageL.deletedIds.length,
+          full: cursor.left === null,
+        },
+        right: {
+          table: m.right.tableRemoteId,
+          records: pageR.records.length,
+          deleted: pageR.deletedIds.length,
+          full: cursor.right === null,
+        },
+      });
+  readTrace?.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled
   if (firstSync && m.matchOn.primary)
     await linkMatches(db, ownerId, coreBaseId, m, pageL.records, pageR.records);
 
@@ -155,16 +161,21 @@ export async function runMapping(
     resolveRelation,
   });
   lap('reconcile');
+  const planned = result.operations.length;
   result.operations = await holdCreatesOverLimit(db, limits, result.operations, { openIssue: !dry });
+  const heldNow = result.operations.length < planned;
   // Before the writes: a crash after them still leaves the relations to write later.
   if (!dry) await storePendingRelations(db, context, result.pendingRelations);
   if (!dry)
-    await trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
-      tableMappingId: m.tableMappingId,
-      ...result.stats,
-      problems: result.problems.length,
-      circuitBreakers: result.circuitBreakers,
-    });
+    await Promise.all([
+      readTrace,
+      trace(db, ownerId, coreBaseId, syncLogId, 'reconcile', {
+        tableMappingId: m.tableMappingId,
+        ...result.stats,
+        problems: result.problems.length,
+        circuitBreakers: result.circuitBreakers,
+      }),
+    ]);
   lap('pending relations, limits, trace');
   const shadows = new Map(links.map((l) => [l.id, l.shadow]));
   const followUps: FollowUp[] = [];
@@ -174,7 +185,12 @@ export async function runMapping(
     ...named,
     result,
     shadows,
-    openIssues: await hasOpenIssues(db, coreBaseId),
+    // Issues open when the chunk began, or that its recovery or retries may have opened: a record
+    // that syncs resolves its own.
+    openIssues:
+      leftovers?.openIssues || leftovers?.pendingWrites || leftovers?.approvedDeletes || retried.length > 0
+        ? await hasOpenIssues(db, coreBaseId)
+        : false,
     stagedChunk: staged.kind === 'pages',
     // Pending writes were replayed (recover) before this read, so a page's writes are new; a staged
     // chunk says whether it is being reconciled again.
@@ -193,15 +209,11 @@ export async function runMapping(
   // Cursors last: only after everything they cover is applied. A staged first sync keeps its own
   // position and sets the cursors when it ends.
   if (staged.kind === 'pages') await storeFirstSyncPosition(db, staged.position);
-  for (const [side, page] of staged.kind === 'pages'
-    ? []
-    : ([
-        ['left', pageL],
-        ['right', pageR],
-      ] as const)) {
-    const tableId = side === 'left' ? m.left.tableId : m.right.tableId;
-    await storeCursor(db, ownerId, tableId, stored[side === 'left' ? 0 : 1] as StoredCursor, page, dry);
-  }
+  if (staged.kind !== 'pages')
+    await Promise.all([
+      storeCursor(db, ownerId, m.left.tableId, stored[0] as StoredCursor, pageL, dry),
+      storeCursor(db, ownerId, m.right.tableId, stored[1] as StoredCursor, pageR, dry),
+    ]);
   if (pageL.waiting || pageR.waiting) waiting.any = true;
   if (retrying)
     // What still fails was reopened by its write; the others resolve only if seen in step.
@@ -212,7 +224,7 @@ export async function runMapping(
     });
   // This run's deletes may have made room for creates held back earlier: read again at once.
   lap('cursors, settle');
-  if (!dry && (await releaseHeldCreates(db, limits))) return true;
+  if (!dry && (leftovers?.heldCreates || heldNow) && (await releaseHeldCreates(db, limits))) return true;
   return pageL.hasMore || pageR.hasMore;
 }
 
