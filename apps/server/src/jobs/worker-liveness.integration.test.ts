@@ -39,8 +39,8 @@ async function startWorker(taken: string[]) {
     databaseUrl: url,
     queue: SYNC_RUN,
     takeOver: async (jobId) => {
-      taken.push(jobId);
       await t.ctx.boss.cancel(SYNC_RUN, jobId);
+      taken.push(jobId);
     },
   });
   started.push(liveness);
