@@ -27,7 +27,7 @@ const liveLocks = () => sql`(select objid::text::bigint as worker_key from pg_lo
  * the process that fetched them is gone (a live one registered before its first fetch). Without a
  * live worker nothing is orphaned (min is null): nobody could take the job over anyway.
  */
-export async function orphanedJobs(db: Db, queue: string) {
+async function orphanedJobs(db: Db, queue: string) {
   return (
     await sql<{
       job_id: string;

@@ -187,10 +187,11 @@ export async function runMapping(
     shadows,
     // Issues open when the chunk began, or that its recovery or retries may have opened: a record
     // that syncs resolves its own.
-    openIssues:
-      leftovers?.openIssues || leftovers?.pendingWrites || leftovers?.approvedDeletes || retried.length > 0
-        ? await hasOpenIssues(db, coreBaseId)
-        : false,
+    openIssues: Boolean(
+      leftovers?.openIssues ||
+        ((leftovers?.pendingWrites || leftovers?.approvedDeletes || retried.length > 0) &&
+          (await hasOpenIssues(db, coreBaseId))),
+    ),
     stagedChunk: staged.kind === 'pages',
     // Pending writes were replayed (recover) before this read, so a page's writes are new; a staged
     // chunk says whether it is being reconciled again.
